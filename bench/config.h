@@ -1,0 +1,51 @@
+// The run's configuration: every flag, parsed and validated by bench/flags.cpp.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "kernels/backend.h"
+
+namespace cnnbench::bench {
+
+/// Which device kind to train on. Auto: GPUs when any are allocated or visible,
+/// else the CPU (the header says which and why).
+enum class DeviceChoice { Auto, Cpu, Gpu };
+/// How rank 0 writes its progress: tf_cnn_benchmarks-style text, CloudWatch
+/// Embedded Metric Format JSON lines, or both.
+enum class LogFormat { Text, Emf, Both };
+/// --list_models output.
+enum class ListFormat { Table, Json };
+
+/// All flags. Defaults are tf_cnn_benchmarks' where a flag of the same name exists.
+struct Config {
+  std::string model = "resnet50";
+  int batch_size = 0;              ///< per device; 0 = not given (64 on GPU, 16 on CPU)
+  int num_batches = 100;           ///< timed steps
+  int num_warmup_batches = 10;     ///< untimed steps before timing starts
+  std::optional<double> duration_s;  ///< --duration: train this long instead of num_batches
+  int display_every = 10;          ///< print a step line every N timed steps
+  bool forward_only = false;
+  DeviceChoice device = DeviceChoice::Auto;
+  int num_gpus = 0;                ///< 0 = every allocated GPU
+  std::optional<int> image_size;   ///< square side; unset = the model's default
+  int num_classes = 1000;
+  uint64_t seed = 1234;
+  kernels::OptimizerConfig optimizer;
+  std::optional<kernels::Precision> precision;  ///< unset = fp16 on GPU, fp32 on CPU
+  std::optional<kernels::DataFormat> data_format;  ///< unset = NHWC
+  int num_threads = 0;             ///< CPU backend threads; 0 = OpenMP's choice
+  bool cuda_graph = true;
+  bool cudnn_autotune = true;
+
+  bool list_models = false;
+  ListFormat list_format = ListFormat::Table;
+
+  std::optional<LogFormat> log_format;  ///< unset = both inside ECS, text elsewhere
+  std::string metrics_namespace = "cnnbench";
+  std::string result_json;         ///< empty = none
+  bool verbose = false;
+};
+
+}  // namespace cnnbench::bench
