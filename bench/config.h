@@ -22,8 +22,8 @@ enum class ListFormat { Table, Json };
 struct Config {
   std::string model = "resnet50";
   int batch_size = 0;              ///< per device; 0 = not given (64 on GPU, 16 on CPU)
-  int num_batches = 100;           ///< timed steps
-  int num_warmup_batches = 10;     ///< untimed steps before timing starts
+  std::optional<int> num_batches;         ///< timed steps; unset = 100 on GPU, 20 on CPU
+  std::optional<int> num_warmup_batches;  ///< untimed steps first; unset = 10 on GPU, 2 on CPU
   std::optional<double> duration_s;  ///< --duration: train this long instead of num_batches
   int display_every = 10;          ///< print a step line every N timed steps
   bool forward_only = false;

@@ -1,0 +1,94 @@
+// What a run reports, and the Reporter interface that writes it: the text
+// report (text_report.h), CloudWatch EMF lines (emf.h) and the result JSON
+// (result_json.h) all consume the same figures.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cnnbench::bench {
+
+/// One GPU (or the CPU) a run trains on, as the header lists it.
+struct DeviceEntry {
+  int ordinal = -1;             ///< CUDA ordinal; -1 for the CPU
+  std::string name;             ///< "NVIDIA H200", or the CPU model
+  std::string uuid;             ///< "GPU-5d5b..." (empty for the CPU)
+  std::string pci_bus_id;       ///< "0000:19:00.0" (empty for the CPU)
+  std::string host_id;          ///< the entry of NVIDIA_VISIBLE_DEVICES it matched, if any
+  int64_t memory_bytes = 0;     ///< total device memory
+};
+
+/// The header block: what is being run, printed once before the first step.
+struct RunInfo {
+  std::string model;
+  int image_size = 0;               ///< square side, pixels
+  int num_classes = 0;
+  std::string mode;                 ///< "training" or "forward-only"
+  int per_device_batch = 0;
+  int global_batch = 0;             ///< per_device_batch × number of devices (all ranks)
+  int num_batches = 0;              ///< timed steps; 0 when duration_s is used
+  double duration_s = 0;            ///< --duration, 0 when num_batches is used
+  int num_warmup_batches = 0;
+  int display_every = 0;
+  std::string device_kind;          ///< "cpu" or "gpu"
+  std::string device_reason;        ///< why (e.g. "--device=auto: no GPU allocated or visible")
+  std::vector<DeviceEntry> devices; ///< every device of every rank, rank order
+  std::string data_format;          ///< "NHWC" / "NCHW"
+  std::string precision;            ///< "fp32", "fp16 (dynamic loss scaling)", ...
+  std::string optimizer;            ///< "momentum"
+  float learning_rate = 0, momentum = 0, weight_decay = 0;
+  std::string variables;            ///< "replicated, all-reduce: nccl" or "local"
+  int world_size = 1;
+  int64_t param_count = 0;
+  double gflops_per_image = 0;      ///< forward, multiply-add = 2 FLOPs
+  std::string backend;              ///< Executable::description()
+  int64_t device_memory_bytes = 0;  ///< bytes the executable allocated (per device)
+  uint64_t seed = 0;
+};
+
+/// One displayed step line (tf_cnn_benchmarks' formulas, over the timed steps so far).
+struct StepStats {
+  int step = 0;                  ///< 1-based index of the timed step
+  double images_per_sec = 0;     ///< global batch / mean step time since warm-up
+  double uncertainty = 0;        ///< std-dev of per-step images/sec / √(steps)
+  double jitter = 0;             ///< 1.4826 × median absolute deviation of per-step images/sec
+  double step_time_ms = 0;       ///< this step's time
+  double loss = 0;               ///< mean cross-entropy of this step (NaN when not read)
+  double elapsed_s = 0;          ///< since the timed loop started
+};
+
+/// Summary statistics of a series of step times.
+struct Percentiles {
+  double mean = 0, min = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;
+};
+
+/// The end of a run: the totals and everything measured.
+struct RunSummary {
+  int steps = 0;                       ///< timed steps completed
+  int64_t images = 0;                  ///< images processed by all ranks in the timed steps
+  double wall_time_s = 0;              ///< wall time of the timed loop
+  double total_images_per_sec = 0;     ///< images / wall_time_s (all ranks)
+  StepStats last;                      ///< the statistics over all timed steps
+  Percentiles step_time_ms;            ///< of per-step times
+  std::vector<double> step_times_ms;   ///< every timed step, in order
+  std::vector<double> losses;          ///< loss at each displayed step (NaN where unread)
+  double final_loss = 0;
+  bool interrupted = false;            ///< stopped by a signal before the end
+  std::string stop_reason;             ///< e.g. "SIGTERM during the timed loop"
+  double warmup_time_s = 0;
+  double setup_time_s = 0;             ///< start of the program to the first timed step
+};
+
+/// Receives a run's figures as they happen. Implementations write text, EMF or
+/// JSON; none may throw from step() (a failing writer must not stop training).
+class Reporter {
+ public:
+  virtual ~Reporter() = default;
+  virtual void header(const RunInfo& info) = 0;
+  virtual void step(const RunInfo& info, const StepStats& stats) = 0;
+  virtual void summary(const RunInfo& info, const RunSummary& summary) = 0;
+};
+
+}  // namespace cnnbench::bench
