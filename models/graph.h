@@ -80,7 +80,9 @@ struct ActivationAttrs {
 
 /// Max or average pooling with a fixed window, as torch.nn.MaxPool2d / AvgPool2d.
 /// Output size: floor((H + 2·pad − k) / stride) + 1, or ceil(...) with ceil_mode,
-/// where (as in PyTorch) the last window must start inside the padded input.
+/// where (as in PyTorch) the last window must start inside the input or its left
+/// padding: (out − 1)·stride < H + pad, else out is one less. As in PyTorch,
+/// pad may be at most kernel / 2 (rounded down).
 struct PoolAttrs {
   enum class Kind { Max, Avg };
   Kind kind = Kind::Max;
@@ -229,16 +231,19 @@ class Graph {
   /// The trainable parameters in backward order: the last layer's parameters
   /// first, so that a gradient bucket covering the start of the flat buffer is
   /// complete earliest in the backward pass. Offsets are contiguous from 0.
-  /// Independent of batch and image size.
+  /// Independent of batch and image size, except for an FC layer whose input is
+  /// not brought to a fixed size by adaptive pooling (the trivial model): its
+  /// in_features = C·H·W follows the inferred shapes. Throws std::logic_error for
+  /// such a graph when infer_shapes has not been called.
   [[nodiscard]] std::vector<ParamSlot> param_layout() const;
   /// Number of trainable parameters (conv/FC weights and biases, BN scale and
   /// shift; not the BN running statistics), as torchvision's
-  /// sum(p.numel() for p in model.parameters()).
+  /// sum(p.numel() for p in model.parameters()). Same precondition as param_layout.
   [[nodiscard]] int64_t param_count() const;
   /// Forward FLOPs per image at the inferred shapes: convolutions and fully
   /// connected layers only, one multiply-add counted as 2 FLOPs (the convention
   /// behind "ResNet-50: 4.1 GMACs = 8.2 GFLOPs"). Element-wise ops, pooling and
-  /// normalisation are not counted. Requires infer_shapes.
+  /// normalisation are not counted. Requires infer_shapes (std::logic_error otherwise).
   [[nodiscard]] double flops_per_image() const;
   /// Number of classes of the final FC layer (0 if there is none).
   [[nodiscard]] int num_classes() const;
@@ -248,6 +253,12 @@ class Graph {
 
   std::string name_;
   std::vector<Node> nodes_;
+  /// Per node, the dimensions known without an image size (0 where they depend
+  /// on it; n is always 0): channels everywhere but after flattening an
+  /// un-pooled tensor, H and W after adaptive pooling and FC layers. They let
+  /// add_* reject impossible graphs early and param_layout work before
+  /// infer_shapes.
+  std::vector<Shape> static_shapes_;
   bool inferred_ = false;
 };
 
