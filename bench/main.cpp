@@ -1,1 +1,5 @@
-int main() { return 0; }
+#include <iostream>
+
+#include "bench/run.h"
+
+int main(int argc, char** argv) { return cnnbench::bench::run(argc, argv, std::cout, std::cerr); }

@@ -1,0 +1,55 @@
+// Command-line flags: parsing argv into a validated Config. Flag names follow
+// tf_cnn_benchmarks wherever the meaning is the same (--model, --batch_size,
+// --num_batches, ...), so existing command lines keep working.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include "bench/config.h"
+
+namespace cnnbench::bench {
+
+/// A flag or a combination of flags is invalid. what() names the flag, the value
+/// given and what is valid, e.g. "--batch_size=0: expected an integer from 1 to 65536".
+/// The program exits with status 2 on it.
+class UsageError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+/// What the command line asks for.
+enum class FlagsAction {
+  Run,      ///< train (or --list_models, see Config::list_models)
+  Help,     ///< --help: print FlagsResult::text, exit 0
+  Version,  ///< --version: print FlagsResult::text, exit 0
+};
+
+/// The outcome of parse_flags.
+struct FlagsResult {
+  FlagsAction action = FlagsAction::Run;
+  Config config;     ///< validated; defaults that depend on the device stay unset
+  std::string text;  ///< the help or version text for Help and Version
+};
+
+/// Largest accepted --batch_size (images per device): far above what fits in any
+/// device's memory at 224×224, low enough to catch typos such as 2560000.
+inline constexpr int kMaxBatchSize = 65536;
+/// Largest accepted --image_size (pixels per side).
+inline constexpr int kMaxImageSize = 1024;
+
+/// Parses and validates argv (argv[0] is the program name). Accepts
+/// `--flag=value` and `--flag value`; booleans as `--flag` or `--flag=true|false`
+/// (also 1|0, yes|no, on|off). A flag given twice takes the last value.
+///
+/// Validation builds the model (models::build_model) to check --model and the
+/// model's smallest --image_size, so it takes a few milliseconds.
+///
+/// Throws UsageError for every invalid input: unknown flag, malformed number, value
+/// out of range, unknown model, image too small for the model, conflicting flags.
+FlagsResult parse_flags(int argc, const char* const* argv);
+
+/// The --help text (also part of FlagsResult for --help).
+std::string help_text();
+
+}  // namespace cnnbench::bench

@@ -1,0 +1,92 @@
+// The result document of --result_json: everything a run measured and the
+// context needed to compare it with another run, written once at the summary,
+// atomically, so a reader never sees half a file. bench/schema/result.schema.json
+// (JSON Schema draft 2020-12) describes it exactly; schema_version changes when
+// a field is renamed or removed.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/config.h"
+#include "bench/environment.h"
+#include "bench/report.h"
+
+namespace cnnbench::bench {
+
+/// The document's format version (a string, so "1.1" can follow).
+inline constexpr const char* kResultSchemaVersion = "1";
+
+/// One rank's figures, as rank 0 gathered them.
+struct RankFigures {
+  int rank = 0;
+  std::string host;
+  std::vector<std::string> devices;  ///< UUIDs of its GPUs, or {"cpu"}
+  int steps = 0;                     ///< timed steps it completed
+  double images_per_sec = 0;         ///< its own images / the timed loop's wall time
+  Percentiles step_time_ms;          ///< of its own per-step times
+};
+
+/// What the result document holds besides the run's figures.
+struct ResultJsonOptions {
+  std::string path;  ///< --result_json
+  Config config;
+  Environment environment;
+  std::string device_source;  ///< DeviceDiscovery::source
+  /// Milliseconds since the Unix epoch, for started_at / finished_at; empty = system clock.
+  std::function<int64_t()> clock_ms;
+};
+
+/// Everything a reporter saw during a run.
+struct ResultRecord {
+  RunInfo info;
+  std::vector<StepStats> displayed_steps;
+  RunSummary summary;
+  /// Empty: one entry for rank 0 is derived from the summary.
+  std::vector<RankFigures> ranks;
+  int64_t started_at_ms = 0;   ///< header() time
+  int64_t finished_at_ms = 0;  ///< summary() time
+};
+
+/// The result document (schema_version "1"). Non-finite numbers become null.
+nlohmann::ordered_json build_result_document(const ResultJsonOptions& options, const ResultRecord& record);
+
+/// Writes `contents` to `path` atomically: to PATH.tmp.<pid> in the same
+/// directory, fsync, rename over PATH, then fsync of the directory. On failure the
+/// temporary file is removed and std::runtime_error says which step failed for
+/// which file, starting with `what` and the path (e.g. "--result_json=/x/r.json:
+/// cannot create /x/r.json.tmp.42: No such file or directory").
+void write_file_atomically(const std::string& path, std::string_view contents, std::string_view what);
+
+/// Collects the run's figures and writes the document on summary(). Never throws
+/// from its Reporter methods: a failure to write is kept in error() for the caller
+/// to print after the text summary (exit status 1).
+class ResultJsonReporter final : public Reporter {
+ public:
+  explicit ResultJsonReporter(ResultJsonOptions options);
+
+  void header(const RunInfo& info) override;
+  void step(const RunInfo& info, const StepStats& stats) override;
+  void summary(const RunInfo& info, const RunSummary& summary) override;
+
+  /// Per-rank figures gathered on rank 0; call before summary().
+  void set_rank_figures(std::vector<RankFigures> ranks) { record_.ranks = std::move(ranks); }
+  /// Empty, or why the document was not written (names --result_json and the path).
+  [[nodiscard]] const std::string& error() const { return error_; }
+  [[nodiscard]] bool written() const { return written_; }
+
+ private:
+  int64_t now_ms() const;
+
+  ResultJsonOptions options_;
+  ResultRecord record_;
+  std::string error_;
+  bool written_ = false;
+};
+
+}  // namespace cnnbench::bench

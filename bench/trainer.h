@@ -1,0 +1,130 @@
+// The training loop: warm-up, timed steps, step statistics and the run's totals.
+// Device-neutral: it drives a kernels::Executable and a mpi::Communicator, and
+// the way a step is timed is a StepTimer (host clock here, device events on CUDA).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <utility>
+
+#include "bench/report.h"
+#include "kernels/backend.h"
+#include "mpi/communicator.h"
+
+namespace cnnbench::bench {
+
+/// A monotonic clock in seconds. Injected so that tests can run the trainer on
+/// simulated time.
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  /// Seconds from an arbitrary fixed origin; never decreases.
+  [[nodiscard]] virtual double now_s() const = 0;
+};
+
+/// std::chrono::steady_clock in seconds.
+class SteadyClock final : public Clock {
+ public:
+  [[nodiscard]] double now_s() const override;
+};
+
+/// Times one step. start() is called before the step's work is enqueued and
+/// stop_ms() right after; stop_ms() returns once the step's work has finished.
+/// The CPU uses HostStepTimer; a CUDA implementation records events on the
+/// executable's stream and returns cudaEventElapsedTime.
+class StepTimer {
+ public:
+  virtual ~StepTimer() = default;
+  virtual void start() = 0;
+  /// The step's time in milliseconds (> 0).
+  virtual double stop_ms() = 0;
+};
+
+/// Host clock around the step, read after Executable::synchronize() so that the
+/// time covers the work and not only its enqueueing.
+class HostStepTimer final : public StepTimer {
+ public:
+  /// `executable` and `clock` must outlive the timer.
+  HostStepTimer(kernels::Executable& executable, const Clock& clock)
+      : executable_(executable), clock_(clock) {}
+  void start() override { start_s_ = clock_.now_s(); }
+  double stop_ms() override;
+
+ private:
+  kernels::Executable& executable_;
+  const Clock& clock_;
+  double start_s_ = 0;
+};
+
+/// The loss became NaN or infinite; what() names the step.
+class NonFiniteLossError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// What the trainer runs, resolved from the Config and the device choice.
+struct TrainerSettings {
+  int num_batches = 0;         ///< timed steps; ignored when duration_s > 0
+  double duration_s = 0;       ///< > 0: timed steps until this many seconds have passed
+  int num_warmup_batches = 0;  ///< untimed steps first
+  int display_every = 10;      ///< a step line at timed step 1 and every display_every steps
+  bool forward_only = false;   ///< Executable::forward_only instead of train_step
+  uint64_t seed = 0;           ///< of the synthetic batch
+  int64_t global_batch = 0;    ///< images per step over all devices of all ranks
+  /// Clock time (same clock as the trainer's) when the program started, for
+  /// RunSummary::setup_time_s; negative = measure from the start of run().
+  double program_start_s = -1;
+};
+
+/// Runs warm-up and timed steps and fills the RunSummary, following
+/// tf_cnn_benchmarks' benchmark_cnn.py: step lines at the first timed step and
+/// every display_every steps with get_perf_timing's statistics (stats.h), and
+/// total images/sec = images of all ranks / wall time of the timed loop, the loop
+/// being bracketed by two barriers so that every rank's work is inside it.
+///
+/// The loss is read only at displayed steps and after the last step, because
+/// reading it waits for the device. A stop flag, when set (by a signal handler),
+/// ends the loop after the current step; the summary is then marked interrupted.
+///
+/// Errors: NonFiniteLossError when a loss read is NaN or infinite (naming the
+/// step); whatever the Executable, Communicator or Reporter throws.
+class Trainer {
+ public:
+  /// All references must outlive the trainer.
+  Trainer(kernels::Executable& executable, mpi::Communicator& comm, Reporter& reporter,
+          TrainerSettings settings);
+
+  /// Replaces the steady clock (tests run on simulated time).
+  void use_clock(const Clock& clock) { clock_ = &clock; }
+  /// Replaces the HostStepTimer (device-event timing on CUDA).
+  void use_step_timer(std::unique_ptr<StepTimer> timer) { timer_ = std::move(timer); }
+  /// Checked between steps; may be null (never stop early). Must outlive run().
+  void use_stop_flag(const std::atomic<bool>* stop) { stop_ = stop; }
+  /// Passed to every Executable::train_step: with several ranks, the gradient
+  /// all-reduce (mpi::GradientBuckets::hook()); empty (the default) with one.
+  void use_grad_ready(kernels::GradReadyFn on_grad_ready) { on_grad_ready_ = std::move(on_grad_ready); }
+
+  /// Runs the whole benchmark; `info` is passed to the reporter with each step.
+  RunSummary run(const RunInfo& info);
+
+ private:
+  /// One step of either kind, enqueued (not waited for).
+  void enqueue_step(const kernels::Batch& batch);
+  [[nodiscard]] bool stop_requested() const {
+    return stop_ != nullptr && stop_->load(std::memory_order_relaxed);
+  }
+
+  kernels::Executable& executable_;
+  mpi::Communicator& comm_;
+  Reporter& reporter_;
+  TrainerSettings settings_;
+  SteadyClock steady_clock_;
+  const Clock* clock_ = &steady_clock_;
+  std::unique_ptr<StepTimer> timer_;
+  const std::atomic<bool>* stop_ = nullptr;
+  kernels::GradReadyFn on_grad_ready_;
+};
+
+}  // namespace cnnbench::bench
