@@ -108,6 +108,9 @@ class Executable {
   /// Gradients of the last step, flat, same order and length as parameters().
   /// dtype is the all-reduce dtype (F32 on CPU).
   virtual BufferView gradients() = 0;
+  /// The cudaStream_t the step's compute work is enqueued on (as void*), for the
+  /// gradient all-reduce to order itself after; nullptr on the CPU.
+  [[nodiscard]] virtual void* compute_stream() const { return nullptr; }
   /// Current dynamic loss scale (fp16), or 1 where none is used.
   [[nodiscard]] virtual float loss_scale() const { return 1.0F; }
   [[nodiscard]] virtual MemoryReport memory() const = 0;
