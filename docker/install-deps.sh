@@ -105,7 +105,9 @@ install_nccl build
 echo "install-deps.sh: installed build dependencies (oneDNN runtime: $dnnl_runtime, Open MPI runtime: $mpi_runtime)"
 
 if [ "$mode" = test ]; then
-  $SUDO apt-get install -y -qq --no-install-recommends python3 python3-venv shellcheck >/dev/null
+  # clang with compiler-rt: the libFuzzer targets run briefly in CI (tests/fuzz).
+  $SUDO apt-get install -y -qq --no-install-recommends python3 python3-venv shellcheck \
+    clang libclang-rt-dev >/dev/null
   venv=${CNNBENCH_TEST_VENV:-/opt/cnnbench/test-venv}
   here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
   $SUDO mkdir -p "$(dirname "$venv")"
