@@ -80,15 +80,19 @@ install_nccl() {  # $1: runtime | build
 
 dnnl_runtime=$(newest_installable libdnnl '^libdnnl[0-9][0-9.]*$')
 mpi_runtime=$(newest_installable libopenmpi '^libopenmpi[0-9]+(t64)?$')
-if [ -z "$dnnl_runtime" ] || [ -z "$mpi_runtime" ]; then
+# Google Benchmark's library, for cnnbench_micro: libbenchmark1debian on Debian 12,
+# libbenchmark1.8.3 on Ubuntu 24.04.
+benchmark_runtime=$(newest_installable libbenchmark '^libbenchmark[0-9][0-9a-z.]*$')
+if [ -z "$dnnl_runtime" ] || [ -z "$mpi_runtime" ] || [ -z "$benchmark_runtime" ]; then
   echo "install-deps.sh: the apt sources lack an installable oneDNN runtime (libdnnlN: '$dnnl_runtime')" \
-    "or Open MPI runtime (libopenmpiN: '$mpi_runtime')" >&2
+    "or Open MPI runtime (libopenmpiN: '$mpi_runtime') or Google Benchmark runtime" \
+    "(libbenchmarkN: '$benchmark_runtime')" >&2
   exit 1
 fi
 
 if [ "$mode" = runtime ]; then
   $SUDO apt-get install -y -qq --no-install-recommends \
-    "$dnnl_runtime" libgomp1 openmpi-bin "$mpi_runtime" ca-certificates >/dev/null
+    "$dnnl_runtime" libgomp1 openmpi-bin "$mpi_runtime" "$benchmark_runtime" ca-certificates >/dev/null
   install_nccl runtime
   exit 0
 fi
