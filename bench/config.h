@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "kernels/backend.h"
 
@@ -38,6 +39,14 @@ struct Config {
   int num_threads = 0;             ///< CPU backend threads; 0 = OpenMP's choice
   bool cuda_graph = true;
   bool cudnn_autotune = true;
+  /// Gradient all-reduce bucket size in MiB (PyTorch DDP's bucket_cap_mb); the
+  /// first bucket is min(1 MiB, this) so that communication starts early.
+  double allreduce_bucket_mb = 25.0;
+  /// Runs the benchmark on the first N allocated GPUs for each N in turn (weak
+  /// scaling: the batch per GPU stays fixed); empty = one ordinary run.
+  std::vector<int> scaling_sweep;
+  /// An external one-GPU images/sec figure for the scaling efficiency; unset = none.
+  std::optional<double> baseline_images_per_sec;
 
   bool list_models = false;
   ListFormat list_format = ListFormat::Table;
@@ -45,6 +54,7 @@ struct Config {
   std::optional<LogFormat> log_format;  ///< unset = both inside ECS, text elsewhere
   std::string metrics_namespace = "cnnbench";
   std::string result_json;         ///< empty = none
+  int telemetry_interval_ms = 1000;  ///< NVML sampling interval on GPU runs; 0 = off
   bool verbose = false;
 };
 

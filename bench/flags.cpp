@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "bench/emf.h"
+#include "bench/telemetry/sampler.h"
 #include "models/zoo.h"
 
 namespace cnnbench::bench {
@@ -149,12 +150,16 @@ class FlagTable {
     option("num_threads", "INT", "CPU threads; default 0 = the OpenMP runtime's choice");
     flag("cuda_graph", "capture the step in a CUDA graph and replay it; default true (=false: off)");
     flag("cudnn_autotune", "time cuDNN engine candidates once per shape; default true (=false: off)");
+    option("allreduce_bucket_mb", "MIB", "gradient all-reduce bucket size; default 25 (first bucket 1)");
+    option("scaling_sweep", "N,N,...", "run on the first N GPUs for each N (e.g. 1,2,4,8) and print a table");
+    option("baseline_images_per_sec", "FLOAT", "one-GPU images/sec to compute scaling efficiency against");
     // Output.
     flag("list_models", "print the model zoo and exit");
     option("format", "table|json", "output format of --list_models; default table");
     option("log_format", "text|emf|both", "progress output; default both inside ECS, else text");
     option("metrics_namespace", "NAME", "CloudWatch namespace of the EMF metrics; default cnnbench");
     option("result_json", "PATH", "write the whole result as JSON to PATH");
+    option("telemetry_interval_ms", "MS", "NVML sampling interval on GPU runs; default 1000, 0 = off");
     flag("verbose", "print more detail (the memory by purpose)");
     flag("version", "print the version and exit");
   }
@@ -250,6 +255,32 @@ void validate_result_json(const std::string& path) {
   if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
     fail("result_json", path, "directory " + parent.string() + " does not exist");
   }
+  if (std::filesystem::path(path).filename().empty() || std::filesystem::is_directory(path, ec)) {
+    fail("result_json", path, "is a directory; expected a file path");
+  }
+}
+
+/// "1,2,4,8": distinct GPU counts in increasing order.
+std::vector<int> parse_scaling_sweep(std::string_view text) {
+  constexpr std::string_view kValid =
+      "expected GPU counts from 1 to 1024, comma-separated, increasing, e.g. 1,2,4,8";
+  std::vector<int> counts;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = text.find(',', start);
+    const std::string_view item =
+        text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    int v = 0;
+    auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (item.empty() || ec != std::errc() || ptr != item.data() + item.size() || v < 1 ||
+        v > 1024 || (!counts.empty() && v <= counts.back())) {
+      fail("scaling_sweep", text, kValid);
+    }
+    counts.push_back(v);
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return counts;
 }
 
 }  // namespace
@@ -353,6 +384,29 @@ FlagsResult parse_flags(int argc, const char* const* argv) {
   }
   c.cuda_graph = flags.get_bool("cuda_graph", c.cuda_graph);
   c.cudnn_autotune = flags.get_bool("cudnn_autotune", c.cudnn_autotune);
+  if (auto v = flags.get("allreduce_bucket_mb")) {
+    constexpr std::string_view kValid = "a number of MiB greater than 0 and at most 4096";
+    const double mb = parse_number("allreduce_bucket_mb", *v, kValid);
+    if (!(mb > 0) || mb > 4096) fail("allreduce_bucket_mb", *v, "expected " + std::string(kValid));
+    c.allreduce_bucket_mb = mb;
+  }
+  if (auto v = flags.get("scaling_sweep")) {
+    c.scaling_sweep = parse_scaling_sweep(*v);
+    if (c.device == DeviceChoice::Cpu) {
+      throw UsageError(spelled("scaling_sweep", *v) +
+                       " conflicts with --device=cpu: the sweep runs on 1, 2, ... GPUs");
+    }
+    if (auto n = flags.get("num_gpus")) {
+      throw UsageError(spelled("scaling_sweep", *v) + " and " + spelled("num_gpus", *n) +
+                       ": give one of them, not both (the sweep sets the GPU count of each run)");
+    }
+  }
+  if (auto v = flags.get("baseline_images_per_sec")) {
+    constexpr std::string_view kValid = "a number of images/sec greater than 0";
+    const double b = parse_number("baseline_images_per_sec", *v, kValid);
+    if (!(b > 0)) fail("baseline_images_per_sec", *v, "expected " + std::string(kValid));
+    c.baseline_images_per_sec = b;
+  }
 
   c.list_models = flags.get_bool("list_models", c.list_models);
   if (auto v = flags.get("format")) {
@@ -369,6 +423,12 @@ FlagsResult parse_flags(int argc, const char* const* argv) {
   if (auto v = flags.get("result_json")) {
     validate_result_json(*v);
     c.result_json = *v;
+  }
+  if (auto v = flags.get("telemetry_interval_ms")) {
+    const int64_t ms = parse_integer("telemetry_interval_ms", *v, 0, kIntMax,
+                                     "0 (GPU telemetry off) or 50 to 60000 milliseconds");
+    if (auto why = telemetry::check_interval_ms(ms)) throw UsageError(*why);
+    c.telemetry_interval_ms = static_cast<int>(ms);
   }
   c.verbose = flags.get_bool("verbose", c.verbose);
 

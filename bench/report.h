@@ -79,6 +79,10 @@ struct RunSummary {
   std::string stop_reason;             ///< e.g. "SIGTERM during the timed loop"
   double warmup_time_s = 0;
   double setup_time_s = 0;             ///< start of the program to the first timed step
+  /// Host time this rank spent inside the gradient all-reduce hook during the timed
+  /// steps: on CPU ranks the blocking MPI all-reduce (waiting for slower ranks
+  /// included); on GPUs only the enqueueing (the all-reduce runs on its own stream).
+  double grad_hook_time_s = 0;
 };
 
 /// Receives a run's figures as they happen. Implementations write text, EMF or

@@ -15,6 +15,8 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "bench/telemetry/telemetry_json.h"
+
 namespace cnnbench::bench {
 namespace {
 
@@ -99,11 +101,15 @@ ordered_json config_json(const Config& c) {
       {"num_threads", c.num_threads},
       {"cuda_graph", c.cuda_graph},
       {"cudnn_autotune", c.cudnn_autotune},
+      {"allreduce_bucket_mb", number(c.allreduce_bucket_mb)},
+      {"scaling_sweep", c.scaling_sweep},
+      {"baseline_images_per_sec", optional_value(c.baseline_images_per_sec, [](double v) { return number(v); })},
       {"list_models", c.list_models},
       {"list_format", to_string(c.list_format)},
       {"log_format", optional_value(c.log_format, [](LogFormat f) { return ordered_json(to_string(f)); })},
       {"metrics_namespace", c.metrics_namespace},
       {"result_json", c.result_json},
+      {"telemetry_interval_ms", c.telemetry_interval_ms},
       {"verbose", c.verbose},
   };
 }
@@ -186,6 +192,7 @@ std::vector<RankFigures> default_ranks(const ResultJsonOptions& options, const R
   r.host = options.environment.host_name;
   if (record.info.world_size <= 1) {
     for (const auto& d : record.info.devices) r.devices.push_back(d.ordinal >= 0 ? d.uuid : "cpu");
+    if (!record.info.devices.empty()) r.ordinal = record.info.devices.front().ordinal;
   }
   r.steps = record.summary.steps;
   r.images_per_sec = record.summary.total_images_per_sec / std::max(1, record.info.world_size);
@@ -245,6 +252,7 @@ nlohmann::ordered_json build_result_document(const ResultJsonOptions& options, c
     ranks.push_back({{"rank", r.rank},
                      {"host", r.host},
                      {"devices", r.devices},
+                     {"ordinal", r.ordinal},
                      {"steps", r.steps},
                      {"images_per_sec", number(r.images_per_sec)},
                      {"step_time_ms", percentiles_json(r.step_time_ms)}});
@@ -278,6 +286,11 @@ nlohmann::ordered_json build_result_document(const ResultJsonOptions& options, c
       {"interrupted", s.interrupted},
       {"stop_reason", s.stop_reason},
       {"per_rank", ranks},
+      {"telemetry", telemetry::telemetry_json(record.telemetry ? *record.telemetry
+                                                             : telemetry::unavailable_report(
+                                                                   "GPU telemetry not collected"))},
+      {"scaling", record.scaling},
+      {"scaling_sweep", record.scaling_sweep},
   };
 }
 

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "bench/config.h"
 #include "bench/environment.h"
 #include "bench/report.h"
+#include "bench/telemetry/telemetry_report.h"
 
 namespace cnnbench::bench {
 
@@ -27,8 +29,10 @@ struct RankFigures {
   int rank = 0;
   std::string host;
   std::vector<std::string> devices;  ///< UUIDs of its GPUs, or {"cpu"}
+  int ordinal = -1;                  ///< CUDA ordinal of its GPU; -1 on the CPU
   int steps = 0;                     ///< timed steps it completed
-  double images_per_sec = 0;         ///< its own images / the timed loop's wall time
+  /// Its own images over its own time stepping (rank_figures.h: own_figures).
+  double images_per_sec = 0;
   Percentiles step_time_ms;          ///< of its own per-step times
 };
 
@@ -51,6 +55,13 @@ struct ResultRecord {
   std::vector<RankFigures> ranks;
   int64_t started_at_ms = 0;   ///< header() time
   int64_t finished_at_ms = 0;  ///< summary() time
+  /// GPU telemetry; unset = "not collected" (an unavailable report).
+  std::optional<telemetry::TelemetryReport> telemetry;
+  /// {baseline_images_per_sec, devices, efficiency} when --baseline_images_per_sec
+  /// was given; null otherwise.
+  nlohmann::ordered_json scaling = nullptr;
+  /// The --scaling_sweep table so far (scaling_sweep.h); null outside a sweep.
+  nlohmann::ordered_json scaling_sweep = nullptr;
 };
 
 /// The result document (schema_version "1"). Non-finite numbers become null.
@@ -76,6 +87,11 @@ class ResultJsonReporter final : public Reporter {
 
   /// Per-rank figures gathered on rank 0; call before summary().
   void set_rank_figures(std::vector<RankFigures> ranks) { record_.ranks = std::move(ranks); }
+  /// The run's GPU telemetry (or why there is none); call before summary().
+  void set_telemetry(telemetry::TelemetryReport report) { record_.telemetry = std::move(report); }
+  /// ResultRecord::scaling and ResultRecord::scaling_sweep; call before summary().
+  void set_scaling(nlohmann::ordered_json scaling) { record_.scaling = std::move(scaling); }
+  void set_scaling_sweep(nlohmann::ordered_json sweep) { record_.scaling_sweep = std::move(sweep); }
   /// Empty, or why the document was not written (names --result_json and the path).
   [[nodiscard]] const std::string& error() const { return error_; }
   [[nodiscard]] bool written() const { return written_; }

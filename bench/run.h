@@ -19,8 +19,20 @@ inline constexpr int kExitFailure = 1;
 inline constexpr int kExitUsage = 2;
 /// Stopped early by a stop request; the summary of the steps done was printed.
 /// main() turns it into the shell's status for the signal that asked for the
-/// stop (128 + its number) where it knows the signal.
+/// stop (exit_status_for).
 inline constexpr int kExitInterrupted = 3;
+/// The status a stopped run exits with when the signal is not known here: a rank
+/// stopped because another rank of the job was signalled. Every launcher we
+/// know (mpirun, srun, docker stop, ECS) asks a job to end with SIGTERM.
+inline constexpr int kExitTerminated = 128 + 15;
+
+/// The process's exit status for run()'s `status`: kExitInterrupted becomes
+/// `signal_exit_code` (128 + the signal's number: 143 SIGTERM, 130 SIGINT) or
+/// kExitTerminated when no signal reached this process; anything else stays.
+constexpr int exit_status_for(int status, int signal_exit_code) {
+  if (status != kExitInterrupted) return status;
+  return signal_exit_code != 0 ? signal_exit_code : kExitTerminated;
+}
 
 /// Runs cnnbench with the command line `argv` (argv[0] is the program name):
 /// the report goes to `out`, errors to `err` as "cnnbench: error: ..." lines.

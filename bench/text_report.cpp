@@ -119,6 +119,7 @@ void TextReporter::summary(const RunInfo& info, const RunSummary& summary) {
     out_ << fmt("step time p50/p90/p99: %.2f / %.2f / %.2f ms\n", p.p50, p.p90, p.p99);
     out_ << fmt("step time mean/min/max: %.2f / %.2f / %.2f ms\n", p.mean, p.min, p.max);
   }
+  for (const auto& l : summary_lines_) out_ << l << '\n';
   if (info.num_warmup_batches > 0 && (summary.steps > 0 || !summary.interrupted)) {
     out_ << fmt("warm-up: %d step%s in %.3f s (untimed)\n", info.num_warmup_batches,
                 info.num_warmup_batches == 1 ? "" : "s", summary.warmup_time_s);

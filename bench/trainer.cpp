@@ -54,9 +54,42 @@ Trainer::Trainer(kernels::Executable& executable, mpi::Communicator& comm, Repor
 void Trainer::enqueue_step(const kernels::Batch& batch) {
   if (settings_.forward_only) {
     executable_.forward_only(batch);
+  } else if (on_grad_ready_ && timing_) {
+    executable_.train_step(batch, [this](int64_t offset, int64_t count) {
+      const double start_s = clock_->now_s();
+      on_grad_ready_(offset, count);
+      grad_hook_time_s_ += clock_->now_s() - start_s;
+    });
   } else {
     executable_.train_step(batch, on_grad_ready_);
   }
+  if (after_enqueue_) after_enqueue_();
+}
+
+Trainer::Vote Trainer::vote(bool done) {
+  Vote v;
+  const bool stop = stop_requested();
+  if (comm_.world_size() == 1) {
+    v.stop = stop;
+    v.stop_rank = stop ? comm_.rank() : -1;
+    v.done = done;
+    return v;
+  }
+  // One byte per rank: 'S' stop flag set, 'D' duration passed, '-' neither.
+  const std::vector<std::string> votes = comm_.all_gather(stop ? "S" : done ? "D" : "-");
+  for (size_t r = 0; r < votes.size(); ++r) {
+    if (votes[r] == "S" && !v.stop) {
+      v.stop = true;
+      v.stop_rank = static_cast<int>(r);
+    }
+    v.done = v.done || votes[r] == "D";
+  }
+  return v;
+}
+
+std::string Trainer::stop_origin(const Vote& v) const {
+  if (v.stop_rank < 0 || v.stop_rank == comm_.rank()) return "";
+  return " (asked on rank " + std::to_string(v.stop_rank) + ")";
 }
 
 RunSummary Trainer::run(const RunInfo& info) {
@@ -69,34 +102,42 @@ RunSummary Trainer::run(const RunInfo& info) {
   const kernels::Batch batch = executable_.synthetic_batch(settings_.seed);
   RunSummary summary;
 
+  // A vote before every warm-up step and before the timed loop: a stop asked
+  // for during set-up or warm-up ends the run within one step. Each warm-up step
+  // is waited for, so that the vote follows the device, not the enqueueing.
   const double warmup_start_s = clock_->now_s();
   int warmup_done = 0;
-  while (warmup_done < settings_.num_warmup_batches) {
-    enqueue_step(batch);
-    ++warmup_done;
-    if (warmup_done < settings_.num_warmup_batches && stop_requested()) {
+  while (true) {
+    if (const Vote v = vote(false); v.stop) {
       summary.interrupted = true;
-      summary.stop_reason = "stop requested during warm-up, after " + std::to_string(warmup_done) +
-                            " of " + std::to_string(settings_.num_warmup_batches) + " steps";
+      summary.stop_reason =
+          "stop requested" + stop_origin(v) +
+          (warmup_done == 0 ? std::string(" before the first step")
+           : warmup_done < settings_.num_warmup_batches
+               ? " during warm-up, after " + std::to_string(warmup_done) + " of " +
+                     std::to_string(settings_.num_warmup_batches) + " steps"
+               : std::string(" at the end of warm-up"));
       break;
     }
+    if (warmup_done == settings_.num_warmup_batches) break;
+    enqueue_step(batch);
+    ++warmup_done;
+    executable_.synchronize();
   }
-  executable_.synchronize();
   summary.warmup_time_s = clock_->now_s() - warmup_start_s;
   if (warmup_done > 0) {
     read_finite_loss(executable_, "warm-up step " + std::to_string(warmup_done));
-  }
-  if (!summary.interrupted && stop_requested()) {
-    summary.interrupted = true;
-    summary.stop_reason = "stop requested at the end of warm-up";
   }
 
   StepSeries series(static_cast<double>(settings_.global_batch));
   double final_loss = std::numeric_limits<double>::quiet_NaN();
   if (!summary.interrupted) {
+    if (before_timed_loop_) before_timed_loop_();
     comm_.barrier();
     const double loop_start_s = clock_->now_s();
     summary.setup_time_s = loop_start_s - program_start_s;
+    timing_ = true;
+    grad_hook_time_s_ = 0;
     for (int step = 1;; ++step) {
       timer_->start();
       enqueue_step(batch);
@@ -112,20 +153,24 @@ RunSummary Trainer::run(const RunInfo& info) {
       } else {
         final_loss = std::numeric_limits<double>::quiet_NaN();
       }
-      if (stop_requested()) {
+      const bool duration_passed =
+          settings_.duration_s > 0 && clock_->now_s() - loop_start_s >= settings_.duration_s;
+      const Vote v = vote(duration_passed);
+      if (v.stop) {
         summary.interrupted = true;
-        summary.stop_reason = "stop requested during the timed loop, after step " +
-                              std::to_string(step);
+        summary.stop_reason = "stop requested" + stop_origin(v) +
+                              " during the timed loop, after step " + std::to_string(step);
         break;
       }
-      const bool done = settings_.duration_s > 0
-                            ? clock_->now_s() - loop_start_s >= settings_.duration_s
-                            : step >= settings_.num_batches;
+      const bool done = settings_.duration_s > 0 ? v.done : step >= settings_.num_batches;
       if (done) break;
     }
     executable_.synchronize();
     comm_.barrier();
     summary.wall_time_s = clock_->now_s() - loop_start_s;
+    timing_ = false;
+    summary.grad_hook_time_s = grad_hook_time_s_;
+    if (after_timed_loop_) after_timed_loop_();
   }
 
   summary.steps = series.count();

@@ -5,8 +5,10 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "bench/report.h"
@@ -88,6 +90,12 @@ struct TrainerSettings {
 /// reading it waits for the device. A stop flag, when set (by a signal handler),
 /// ends the loop after the current step; the summary is then marked interrupted.
 ///
+/// With several ranks, every rank must leave the loop after the same step, or
+/// one would wait for ever in the next step's all-reduce: after each step (warm-up
+/// included) the ranks exchange a one-byte vote (Communicator::all_gather, on the
+/// host: microseconds beside a step), and all stop when any rank's stop flag is
+/// set or, with a duration, when any rank's clock has passed it.
+///
 /// Errors: NonFiniteLossError when a loss read is NaN or infinite (naming the
 /// step); whatever the Executable, Communicator or Reporter throws.
 class Trainer {
@@ -104,17 +112,40 @@ class Trainer {
   void use_stop_flag(const std::atomic<bool>* stop) { stop_ = stop; }
   /// Passed to every Executable::train_step: with several ranks, the gradient
   /// all-reduce (mpi::GradientBuckets::hook()); empty (the default) with one.
+  /// The host time spent inside it during timed steps is RunSummary::grad_hook_time_s.
   void use_grad_ready(kernels::GradReadyFn on_grad_ready) { on_grad_ready_ = std::move(on_grad_ready); }
+  /// Called after each step is enqueued and before it is waited for (warm-up and
+  /// timed steps): with GPUs and several ranks, a wait on the communication
+  /// stream (mpi::Communicator::wait) that turns a hung all-reduce into an error
+  /// instead of a hang in Executable::synchronize(). May be empty.
+  void use_after_enqueue(std::function<void()> after_enqueue) { after_enqueue_ = std::move(after_enqueue); }
+  /// Called right before the first timed step and right after the last one (e.g.
+  /// to sample GPU telemetry over the timed loop only); either may be empty.
+  void use_timed_loop_hooks(std::function<void()> before, std::function<void()> after) {
+    before_timed_loop_ = std::move(before);
+    after_timed_loop_ = std::move(after);
+  }
 
   /// Runs the whole benchmark; `info` is passed to the reporter with each step.
   RunSummary run(const RunInfo& info);
 
  private:
+  /// What the ranks agreed on after a step.
+  struct Vote {
+    bool stop = false;    ///< some rank's stop flag was set
+    int stop_rank = -1;   ///< the lowest such rank
+    bool done = false;    ///< some rank's clock passed the duration
+  };
+
   /// One step of either kind, enqueued (not waited for).
   void enqueue_step(const kernels::Batch& batch);
   [[nodiscard]] bool stop_requested() const {
     return stop_ != nullptr && stop_->load(std::memory_order_relaxed);
   }
+  /// Every rank's stop flag and `done`, combined; a collective with several ranks.
+  Vote vote(bool done);
+  /// " (asked on rank r)" when another rank asked for the stop, else "".
+  [[nodiscard]] std::string stop_origin(const Vote& v) const;
 
   kernels::Executable& executable_;
   mpi::Communicator& comm_;
@@ -125,6 +156,11 @@ class Trainer {
   std::unique_ptr<StepTimer> timer_;
   const std::atomic<bool>* stop_ = nullptr;
   kernels::GradReadyFn on_grad_ready_;
+  std::function<void()> after_enqueue_;
+  std::function<void()> before_timed_loop_;
+  std::function<void()> after_timed_loop_;
+  bool timing_ = false;             ///< inside the timed loop: hook time is counted
+  double grad_hook_time_s_ = 0;     ///< host time in on_grad_ready_ during timed steps
 };
 
 }  // namespace cnnbench::bench

@@ -43,8 +43,8 @@ inline float random_uniform(uint64_t key, uint64_t index) {
 }
 
 /// Sub-stream ids of synthetic data and dropout masks under the run's seed.
-inline constexpr uint64_t kImageStream = 0x696d61676573ULL;    // "images"
-inline constexpr uint64_t kLabelStream = 0x6c6162656c73ULL;    // "labels"
+inline constexpr uint64_t kImageStream = 0x696d61676573ULL;      // "images"
+inline constexpr uint64_t kLabelStream = 0x6c6162656c73ULL;      // "labels"
 inline constexpr uint64_t kDropoutStream = 0x64726f706f7574ULL;  // "dropout"
 
 /// Standard normal number `index` of the stream `key`, by Box–Muller on the pair

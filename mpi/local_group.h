@@ -29,6 +29,10 @@ class LocalGroup {
   [[nodiscard]] virtual int device(int rank) const = 0;
   /// Member `rank`'s Communicator; valid as long as the group.
   virtual Communicator& member(int rank) = 0;
+  /// Makes member `rank`'s GPU the calling thread's current CUDA device
+  /// (cudaSetDevice): a member's thread calls it before it creates its
+  /// GradientBuckets, whose stream and events go to the current device.
+  virtual void bind_thread(int rank) = 0;
   /// Member `rank` stopped after an error (thread-safe; once per member).
   virtual void leave(int rank) = 0;
 };

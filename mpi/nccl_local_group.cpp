@@ -112,6 +112,10 @@ class NcclLocalGroup final : public LocalGroup {
     check_rank(rank);
     return *members_[static_cast<size_t>(rank)];
   }
+  void bind_thread(int rank) override {
+    check_rank(rank);
+    CNNBENCH_CHECK_CUDA(cudaSetDevice(devices_[static_cast<size_t>(rank)]));
+  }
   void leave(int rank) override {
     check_rank(rank);
     failed_.store(true, std::memory_order_release);

@@ -19,7 +19,8 @@ ActivationLayer::ActivationLayer(Context& ctx, models::ActivationAttrs::Kind kin
                         : dnnl::algorithm::eltwise_clip_v2_use_dst_for_bwd;
   const float alpha = 0.0F;
   const float beta = relu ? 0.0F : 6.0F;
-  const auto prop = training ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
+  const auto prop =
+      training ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
   const auto fwd_pd = compat::eltwise_forward_pd(eng, prop, alg, md, alpha, beta, ctx.attr());
   src_ = unbound_memory(md, eng);
   dst_ = unbound_memory(md, eng);
@@ -29,8 +30,9 @@ ActivationLayer::ActivationLayer(Context& ctx, models::ActivationAttrs::Kind kin
   const auto bwd_pd = compat::eltwise_backward_pd(eng, alg, md, alpha, beta, fwd_pd, ctx.attr());
   diff_src_ = unbound_memory(md, eng);
   diff_dst_ = unbound_memory(md, eng);
-  bwd_ = Primitive(ctx, dnnl::eltwise_backward(bwd_pd), bwd_pd.scratchpad_desc(),
-                   {{DNNL_ARG_DST, dst_}, {DNNL_ARG_DIFF_DST, diff_dst_}, {DNNL_ARG_DIFF_SRC, diff_src_}});
+  bwd_ = Primitive(
+      ctx, dnnl::eltwise_backward(bwd_pd), bwd_pd.scratchpad_desc(),
+      {{DNNL_ARG_DST, dst_}, {DNNL_ARG_DIFF_DST, diff_dst_}, {DNNL_ARG_DIFF_SRC, diff_src_}});
 }
 
 void ActivationLayer::forward(const float* src, float* dst) {

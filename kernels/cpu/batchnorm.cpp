@@ -43,50 +43,51 @@ BatchNormLayer::BatchNormLayer(Context& ctx, const models::BatchNormAttrs& attrs
   const auto infer_pd =
       compat::batchnorm_forward_pd(eng, dnnl::prop_kind::forward_inference, data_md, attrs.eps,
                                    flags | dnnl::normalization_flags::use_global_stats, ctx.attr());
-  fwd_infer_ = Primitive(ctx, dnnl::batch_normalization_forward(infer_pd),
-                         infer_pd.scratchpad_desc(),
-                         {{DNNL_ARG_SRC, src_},
-                          {DNNL_ARG_DST, dst_},
-                          {DNNL_ARG_SCALE, scale_},
-                          {DNNL_ARG_SHIFT, shift_},
-                          {DNNL_ARG_MEAN, run_mean_mem_},
-                          {DNNL_ARG_VARIANCE, run_var_mem_}});
+  fwd_infer_ =
+      Primitive(ctx, dnnl::batch_normalization_forward(infer_pd), infer_pd.scratchpad_desc(),
+                {{DNNL_ARG_SRC, src_},
+                 {DNNL_ARG_DST, dst_},
+                 {DNNL_ARG_SCALE, scale_},
+                 {DNNL_ARG_SHIFT, shift_},
+                 {DNNL_ARG_MEAN, run_mean_mem_},
+                 {DNNL_ARG_VARIANCE, run_var_mem_}});
   if (!training) return;
 
   const auto train_pd = compat::batchnorm_forward_pd(eng, dnnl::prop_kind::forward_training,
                                                      data_md, attrs.eps, flags, ctx.attr());
-  fwd_train_ = Primitive(ctx, dnnl::batch_normalization_forward(train_pd),
-                         train_pd.scratchpad_desc(),
-                         {{DNNL_ARG_SRC, src_},
-                          {DNNL_ARG_DST, dst_},
-                          {DNNL_ARG_SCALE, scale_},
-                          {DNNL_ARG_SHIFT, shift_},
-                          {DNNL_ARG_MEAN, mean_mem_},
-                          {DNNL_ARG_VARIANCE, var_mem_}});
-  const auto bwd_pd = compat::batchnorm_backward_pd(eng, data_md, attrs.eps, flags, train_pd,
-                                                    ctx.attr());
+  fwd_train_ =
+      Primitive(ctx, dnnl::batch_normalization_forward(train_pd), train_pd.scratchpad_desc(),
+                {{DNNL_ARG_SRC, src_},
+                 {DNNL_ARG_DST, dst_},
+                 {DNNL_ARG_SCALE, scale_},
+                 {DNNL_ARG_SHIFT, shift_},
+                 {DNNL_ARG_MEAN, mean_mem_},
+                 {DNNL_ARG_VARIANCE, var_mem_}});
+  const auto bwd_pd =
+      compat::batchnorm_backward_pd(eng, data_md, attrs.eps, flags, train_pd, ctx.attr());
   diff_src_ = unbound_memory(data_md, eng);
   diff_dst_ = unbound_memory(data_md, eng);
   diff_scale_ = unbound_memory(c_md, eng);
   diff_shift_ = unbound_memory(c_md, eng);
-  // oneDNN 2.6 rejects a use_shift backward without a shift argument although it
-  // never reads it (the gradients do not depend on beta); backward() binds the
-  // scale buffer, of the same shape, there. Extra arguments are ignored by 3.x.
+  Primitive::Args bwd_args{{DNNL_ARG_SRC, src_},
+                           {DNNL_ARG_DIFF_DST, diff_dst_},
+                           {DNNL_ARG_SCALE, scale_},
+                           {DNNL_ARG_MEAN, mean_mem_},
+                           {DNNL_ARG_VARIANCE, var_mem_},
+                           {DNNL_ARG_DIFF_SRC, diff_src_},
+                           {DNNL_ARG_DIFF_SCALE, diff_scale_},
+                           {DNNL_ARG_DIFF_SHIFT, diff_shift_}};
+  // The gradients do not depend on beta, but oneDNN 2.x wants a shift argument
+  // anyway: backward() binds the scale buffer (same shape) there.
+  if (compat::kBatchNormBackwardTakesShift) bwd_args.emplace_back(DNNL_ARG_SHIFT, shift_);
   bwd_ = Primitive(ctx, dnnl::batch_normalization_backward(bwd_pd), bwd_pd.scratchpad_desc(),
-                   {{DNNL_ARG_SRC, src_},
-                    {DNNL_ARG_DIFF_DST, diff_dst_},
-                    {DNNL_ARG_SCALE, scale_},
-                    {DNNL_ARG_SHIFT, shift_},
-                    {DNNL_ARG_MEAN, mean_mem_},
-                    {DNNL_ARG_VARIANCE, var_mem_},
-                    {DNNL_ARG_DIFF_SRC, diff_src_},
-                    {DNNL_ARG_DIFF_SCALE, diff_scale_},
-                    {DNNL_ARG_DIFF_SHIFT, diff_shift_}});
+                   std::move(bwd_args));
 }
 
 void BatchNormLayer::forward_training(const float* src, const float* scale, const float* shift,
                                       float* dst) {
-  if (!training_) throw std::logic_error("BatchNormLayer::forward_training on a forward-only layer");
+  if (!training_)
+    throw std::logic_error("BatchNormLayer::forward_training on a forward-only layer");
   src_.set_data_handle(const_cast<float*>(src));
   dst_.set_data_handle(dst);
   scale_.set_data_handle(const_cast<float*>(scale));

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "kernels/cpu/host_array.h"

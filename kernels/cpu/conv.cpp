@@ -18,7 +18,8 @@ memory::desc weights_md(const models::ConvAttrs& a, int in_channels, bool plain)
   if (a.groups == 1) {
     return {{k, c, a.kernel_h, a.kernel_w}, memory::data_type::f32, plain ? Tag::oihw : Tag::any};
   }
-  return {{a.groups, k / a.groups, c, a.kernel_h, a.kernel_w}, memory::data_type::f32,
+  return {{a.groups, k / a.groups, c, a.kernel_h, a.kernel_w},
+          memory::data_type::f32,
           plain ? Tag::goihw : Tag::any};
 }
 
@@ -30,7 +31,8 @@ void check_shapes(const models::ConvAttrs& a, models::Shape in, models::Shape ou
       out.w != size(in.w, a.kernel_w, a.stride_w, a.pad_w)) {
     throw std::invalid_argument("ConvLayer: output shape [" + std::to_string(out.n) + ", " +
                                 std::to_string(out.c) + ", " + std::to_string(out.h) + ", " +
-                                std::to_string(out.w) + "] does not follow from the input and "
+                                std::to_string(out.w) +
+                                "] does not follow from the input and "
                                 "attributes");
   }
 }
@@ -40,7 +42,7 @@ void check_shapes(const models::ConvAttrs& a, models::Shape in, models::Shape ou
 ConvLayer::ConvLayer(Context& ctx, const models::ConvAttrs& attrs, models::Shape in,
                      models::Shape out, DataFormat format, bool training,
                      WeightFormat weight_format)
-    : ctx_(&ctx), has_bias_(attrs.bias), training_(training) {
+    : has_bias_(attrs.bias), training_(training) {
   check_shapes(attrs, in, out);
   const auto& eng = ctx.engine();
   const memory::desc src_md = activation_md(in, format);
@@ -49,14 +51,14 @@ ConvLayer::ConvLayer(Context& ctx, const models::ConvAttrs& attrs, models::Shape
   const memory::desc w_req = weights_md(attrs, in.c, weight_format == WeightFormat::Plain);
   const memory::desc b_md({attrs.out_channels}, memory::data_type::f32, Tag::a);
   // Symmetric padding: oneDNN floors the output-size division as PyTorch does.
-  const compat::Window win{
-      .strides = {attrs.stride_h, attrs.stride_w},
-      .kernel = {},
-      .dilates = {0, 0},
-      .padding_l = {attrs.pad_h, attrs.pad_w},
-      .padding_r = {attrs.pad_h, attrs.pad_w}};
+  const compat::Window win{.strides = {attrs.stride_h, attrs.stride_w},
+                           .kernel = {},
+                           .dilates = {0, 0},
+                           .padding_l = {attrs.pad_h, attrs.pad_w},
+                           .padding_r = {attrs.pad_h, attrs.pad_w}};
 
-  const auto prop = training ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
+  const auto prop =
+      training ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
   const auto fwd_pd = compat::conv_forward_pd(eng, prop, src_md, w_req, has_bias_ ? &b_md : nullptr,
                                               dst_md, win, ctx.attr());
   src_ = unbound_memory(src_md, eng);
@@ -76,21 +78,21 @@ ConvLayer::ConvLayer(Context& ctx, const models::ConvAttrs& attrs, models::Shape
       compat::conv_backward_data_pd(eng, src_md, w_req, dst_md, win, fwd_pd, ctx.attr());
   diff_src_ = unbound_memory(src_md, eng);
   diff_dst_ = unbound_memory(dst_md, eng);
-  bwd_data_weights_ = WeightBinding(ctx, w_plain, bwd_data_pd.weights_desc(),
-                                    WeightFlow::ToPrimitive,
-                                    "convolution dgrad weights in oneDNN's layout");
-  bwd_data_ = Primitive(ctx, dnnl::convolution_backward_data(bwd_data_pd),
-                        bwd_data_pd.scratchpad_desc(),
-                        {{DNNL_ARG_DIFF_DST, diff_dst_},
-                         {DNNL_ARG_WEIGHTS, bwd_data_weights_.primitive_memory()},
-                         {DNNL_ARG_DIFF_SRC, diff_src_}});
+  bwd_data_weights_ =
+      WeightBinding(ctx, w_plain, bwd_data_pd.weights_desc(), WeightFlow::ToPrimitive,
+                    "convolution dgrad weights in oneDNN's layout");
+  bwd_data_ =
+      Primitive(ctx, dnnl::convolution_backward_data(bwd_data_pd), bwd_data_pd.scratchpad_desc(),
+                {{DNNL_ARG_DIFF_DST, diff_dst_},
+                 {DNNL_ARG_WEIGHTS, bwd_data_weights_.primitive_memory()},
+                 {DNNL_ARG_DIFF_SRC, diff_src_}});
 
   const auto bwd_weights_pd = compat::conv_backward_weights_pd(
       eng, src_md, w_req, has_bias_ ? &b_md : nullptr, dst_md, win, fwd_pd, ctx.attr());
   diff_bias_ = unbound_memory(b_md, eng);
-  diff_weights_ = WeightBinding(ctx, w_plain, bwd_weights_pd.diff_weights_desc(),
-                                WeightFlow::FromPrimitive,
-                                "convolution weight gradients in oneDNN's layout");
+  diff_weights_ =
+      WeightBinding(ctx, w_plain, bwd_weights_pd.diff_weights_desc(), WeightFlow::FromPrimitive,
+                    "convolution weight gradients in oneDNN's layout");
   Primitive::Args wgrad_args{{DNNL_ARG_SRC, src_},
                              {DNNL_ARG_DIFF_DST, diff_dst_},
                              {DNNL_ARG_DIFF_WEIGHTS, diff_weights_.primitive_memory()}};

@@ -2,9 +2,8 @@
 // gradient (wgrad) on oneDNN.
 #pragma once
 
-#include <string>
-
 #include <oneapi/dnnl/dnnl.hpp>
+#include <string>
 
 #include "kernels/backend.h"
 #include "kernels/cpu/context.h"
@@ -22,9 +21,9 @@ namespace cnnbench::kernels::cpu {
 /// have the shapes and layouts of their tensors. Output size follows
 /// torch.nn.Conv2d: OH = floor((H + 2·pad_h − R) / stride_h) + 1.
 ///
-/// With WeightFormat::Preferred oneDNN picks the weight layout of each primitive
-/// and the layer reorders the caller's plain weights into it (and weight
-/// gradients back) on every call.
+/// With WeightFormat::Preferred (and Auto) oneDNN picks the weight layout of
+/// each primitive and the layer reorders the caller's plain weights into it (and
+/// weight gradients back) on every call.
 ///
 /// Errors: std::invalid_argument when the shapes disagree with the attributes;
 /// dnnl::error when oneDNN has no implementation; BackendError on execution.
@@ -32,7 +31,7 @@ class ConvLayer {
  public:
   ConvLayer(Context& ctx, const models::ConvAttrs& attrs, models::Shape in, models::Shape out,
             DataFormat format, bool training = true,
-            WeightFormat weight_format = WeightFormat::Preferred);
+            WeightFormat weight_format = WeightFormat::Auto);
 
   /// dst = conv(src, weights) + bias. `bias` is ignored (may be null) without bias.
   void forward(const float* src, const float* weights, const float* bias, float* dst);
@@ -49,7 +48,6 @@ class ConvLayer {
   [[nodiscard]] std::string implementation() const { return implementation_; }
 
  private:
-  Context* ctx_;
   bool has_bias_;
   bool training_;
   dnnl::memory src_, dst_, bias_;

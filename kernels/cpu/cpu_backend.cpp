@@ -1,8 +1,7 @@
 // make_cpu_backend: the oneDNN backend of kernels/backend.h.
 #include <memory>
-#include <string>
-
 #include <oneapi/dnnl/dnnl.hpp>
+#include <string>
 
 #include "kernels/backend.h"
 #include "kernels/cpu/executable.h"

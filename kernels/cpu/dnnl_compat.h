@@ -10,9 +10,8 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
-
 #include <oneapi/dnnl/dnnl.hpp>
+#include <string>
 
 namespace cnnbench::kernels::cpu::compat {
 
@@ -23,8 +22,8 @@ using dnnl::memory;
 /// last window fit (ceil mode).
 struct Window {
   memory::dims strides;
-  memory::dims kernel;     ///< pooling only
-  memory::dims dilates;    ///< convolution only; {0, 0} = dense
+  memory::dims kernel;   ///< pooling only
+  memory::dims dilates;  ///< convolution only; {0, 0} = dense
   memory::dims padding_l;
   memory::dims padding_r;
 };
@@ -42,23 +41,39 @@ inline dnnl::normalization_flags scale_shift_flags() {
   return dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
 }
 
+/// oneDNN 2.x rejects a batch-normalisation backward with use_shift unless a
+/// shift argument is bound (it never reads it); 3.x rejects one that is.
+inline constexpr bool kBatchNormBackwardTakesShift = DNNL_VERSION_MAJOR < 3;
+
 #if DNNL_VERSION_MAJOR >= 3
 
 /// The instruction set oneDNN dispatches to on this machine, e.g. "avx512_core_amx".
 inline std::string effective_isa_name() {
   switch (dnnl::get_effective_cpu_isa()) {
-    case dnnl::cpu_isa::sse41: return "sse41";
-    case dnnl::cpu_isa::avx: return "avx";
-    case dnnl::cpu_isa::avx2: return "avx2";
-    case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
-    case dnnl::cpu_isa::avx2_vnni_2: return "avx2_vnni_2";
-    case dnnl::cpu_isa::avx512_core: return "avx512_core";
-    case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
-    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
-    case dnnl::cpu_isa::avx512_core_fp16: return "avx512_core_fp16";
-    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
-    case dnnl::cpu_isa::avx512_core_amx_fp16: return "avx512_core_amx_fp16";
-    default: return "isa " + std::to_string(static_cast<int>(dnnl::get_effective_cpu_isa()));
+    case dnnl::cpu_isa::sse41:
+      return "sse41";
+    case dnnl::cpu_isa::avx:
+      return "avx";
+    case dnnl::cpu_isa::avx2:
+      return "avx2";
+    case dnnl::cpu_isa::avx2_vnni:
+      return "avx2_vnni";
+    case dnnl::cpu_isa::avx2_vnni_2:
+      return "avx2_vnni_2";
+    case dnnl::cpu_isa::avx512_core:
+      return "avx512_core";
+    case dnnl::cpu_isa::avx512_core_vnni:
+      return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core_bf16:
+      return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_fp16:
+      return "avx512_core_fp16";
+    case dnnl::cpu_isa::avx512_core_amx:
+      return "avx512_core_amx";
+    case dnnl::cpu_isa::avx512_core_amx_fp16:
+      return "avx512_core_amx_fp16";
+    default:
+      return "isa " + std::to_string(static_cast<int>(dnnl::get_effective_cpu_isa()));
   }
 }
 
@@ -67,19 +82,22 @@ inline dnnl::convolution_forward::primitive_desc conv_forward_pd(
     const memory::desc& weights, const memory::desc* bias, const memory::desc& dst,
     const Window& win, const dnnl::primitive_attr& attr) {
   if (bias != nullptr) {
-    return {eng, prop, dnnl::algorithm::convolution_direct, src, weights, *bias, dst,
-            win.strides, win.dilates, win.padding_l, win.padding_r, attr};
+    return dnnl::convolution_forward::primitive_desc(
+        eng, prop, dnnl::algorithm::convolution_direct, src, weights, *bias, dst, win.strides,
+        win.dilates, win.padding_l, win.padding_r, attr);
   }
-  return {eng, prop, dnnl::algorithm::convolution_direct, src, weights, dst,
-          win.strides, win.dilates, win.padding_l, win.padding_r, attr};
+  return dnnl::convolution_forward::primitive_desc(eng, prop, dnnl::algorithm::convolution_direct,
+                                                   src, weights, dst, win.strides, win.dilates,
+                                                   win.padding_l, win.padding_r, attr);
 }
 
 inline dnnl::convolution_backward_data::primitive_desc conv_backward_data_pd(
     const dnnl::engine& eng, const memory::desc& diff_src, const memory::desc& weights,
     const memory::desc& diff_dst, const Window& win,
     const dnnl::convolution_forward::primitive_desc& hint, const dnnl::primitive_attr& attr) {
-  return {eng, dnnl::algorithm::convolution_direct, diff_src, weights, diff_dst,
-          win.strides, win.dilates, win.padding_l, win.padding_r, hint, attr};
+  return dnnl::convolution_backward_data::primitive_desc(
+      eng, dnnl::algorithm::convolution_direct, diff_src, weights, diff_dst, win.strides,
+      win.dilates, win.padding_l, win.padding_r, hint, attr);
 }
 
 inline dnnl::convolution_backward_weights::primitive_desc conv_backward_weights_pd(
@@ -87,69 +105,77 @@ inline dnnl::convolution_backward_weights::primitive_desc conv_backward_weights_
     const memory::desc* diff_bias, const memory::desc& diff_dst, const Window& win,
     const dnnl::convolution_forward::primitive_desc& hint, const dnnl::primitive_attr& attr) {
   if (diff_bias != nullptr) {
-    return {eng, dnnl::algorithm::convolution_direct, src, diff_weights, *diff_bias, diff_dst,
-            win.strides, win.dilates, win.padding_l, win.padding_r, hint, attr};
+    return dnnl::convolution_backward_weights::primitive_desc(
+        eng, dnnl::algorithm::convolution_direct, src, diff_weights, *diff_bias, diff_dst,
+        win.strides, win.dilates, win.padding_l, win.padding_r, hint, attr);
   }
-  return {eng, dnnl::algorithm::convolution_direct, src, diff_weights, diff_dst,
-          win.strides, win.dilates, win.padding_l, win.padding_r, hint, attr};
+  return dnnl::convolution_backward_weights::primitive_desc(
+      eng, dnnl::algorithm::convolution_direct, src, diff_weights, diff_dst, win.strides,
+      win.dilates, win.padding_l, win.padding_r, hint, attr);
 }
 
 inline dnnl::inner_product_forward::primitive_desc inner_product_forward_pd(
     const dnnl::engine& eng, dnnl::prop_kind prop, const memory::desc& src,
     const memory::desc& weights, const memory::desc* bias, const memory::desc& dst,
     const dnnl::primitive_attr& attr) {
-  if (bias != nullptr) return {eng, prop, src, weights, *bias, dst, attr};
-  return {eng, prop, src, weights, dst, attr};
+  if (bias != nullptr)
+    return dnnl::inner_product_forward::primitive_desc(eng, prop, src, weights, *bias, dst, attr);
+  return dnnl::inner_product_forward::primitive_desc(eng, prop, src, weights, dst, attr);
 }
 
 inline dnnl::inner_product_backward_data::primitive_desc inner_product_backward_data_pd(
     const dnnl::engine& eng, const memory::desc& diff_src, const memory::desc& weights,
     const memory::desc& diff_dst, const dnnl::inner_product_forward::primitive_desc& hint,
     const dnnl::primitive_attr& attr) {
-  return {eng, diff_src, weights, diff_dst, hint, attr};
+  return dnnl::inner_product_backward_data::primitive_desc(eng, diff_src, weights, diff_dst, hint,
+                                                           attr);
 }
 
 inline dnnl::inner_product_backward_weights::primitive_desc inner_product_backward_weights_pd(
     const dnnl::engine& eng, const memory::desc& src, const memory::desc& diff_weights,
     const memory::desc* diff_bias, const memory::desc& diff_dst,
     const dnnl::inner_product_forward::primitive_desc& hint, const dnnl::primitive_attr& attr) {
-  if (diff_bias != nullptr) return {eng, src, diff_weights, *diff_bias, diff_dst, hint, attr};
-  return {eng, src, diff_weights, diff_dst, hint, attr};
+  if (diff_bias != nullptr)
+    return dnnl::inner_product_backward_weights::primitive_desc(eng, src, diff_weights, *diff_bias,
+                                                                diff_dst, hint, attr);
+  return dnnl::inner_product_backward_weights::primitive_desc(eng, src, diff_weights, diff_dst,
+                                                              hint, attr);
 }
 
 inline dnnl::batch_normalization_forward::primitive_desc batchnorm_forward_pd(
     const dnnl::engine& eng, dnnl::prop_kind prop, const memory::desc& data, float eps,
     dnnl::normalization_flags flags, const dnnl::primitive_attr& attr) {
-  return {eng, prop, data, data, eps, flags, attr};
+  return dnnl::batch_normalization_forward::primitive_desc(eng, prop, data, data, eps, flags, attr);
 }
 
 inline dnnl::batch_normalization_backward::primitive_desc batchnorm_backward_pd(
     const dnnl::engine& eng, const memory::desc& data, float eps, dnnl::normalization_flags flags,
     const dnnl::batch_normalization_forward::primitive_desc& hint,
     const dnnl::primitive_attr& attr) {
-  return {eng, dnnl::prop_kind::backward, data, data, data, eps, flags, hint, attr};
+  return dnnl::batch_normalization_backward::primitive_desc(eng, dnnl::prop_kind::backward, data,
+                                                            data, data, eps, flags, hint, attr);
 }
 
 inline dnnl::eltwise_forward::primitive_desc eltwise_forward_pd(
     const dnnl::engine& eng, dnnl::prop_kind prop, dnnl::algorithm alg, const memory::desc& data,
     float alpha, float beta, const dnnl::primitive_attr& attr) {
-  return {eng, prop, alg, data, data, alpha, beta, attr};
+  return dnnl::eltwise_forward::primitive_desc(eng, prop, alg, data, data, alpha, beta, attr);
 }
 
 /// `data` is the forward src, or the forward dst for the *_use_dst_for_bwd algorithms.
 inline dnnl::eltwise_backward::primitive_desc eltwise_backward_pd(
-    const dnnl::engine& eng, dnnl::algorithm alg, const memory::desc& data, float alpha,
-    float beta, const dnnl::eltwise_forward::primitive_desc& hint,
-    const dnnl::primitive_attr& attr) {
-  return {eng, alg, data, data, data, alpha, beta, hint, attr};
+    const dnnl::engine& eng, dnnl::algorithm alg, const memory::desc& data, float alpha, float beta,
+    const dnnl::eltwise_forward::primitive_desc& hint, const dnnl::primitive_attr& attr) {
+  return dnnl::eltwise_backward::primitive_desc(eng, alg, data, data, data, alpha, beta, hint,
+                                                attr);
 }
 
 inline dnnl::pooling_forward::primitive_desc pooling_forward_pd(
     const dnnl::engine& eng, dnnl::prop_kind prop, dnnl::algorithm alg, const memory::desc& src,
     const memory::desc& dst, const Window& win, const dnnl::primitive_attr& attr) {
   const memory::dims dense(win.kernel.size(), 0);
-  return {eng, prop, alg, src, dst, win.strides, win.kernel, dense, win.padding_l,
-          win.padding_r, attr};
+  return dnnl::pooling_forward::primitive_desc(eng, prop, alg, src, dst, win.strides, win.kernel,
+                                               dense, win.padding_l, win.padding_r, attr);
 }
 
 inline dnnl::pooling_backward::primitive_desc pooling_backward_pd(
@@ -157,8 +183,9 @@ inline dnnl::pooling_backward::primitive_desc pooling_backward_pd(
     const memory::desc& diff_dst, const Window& win,
     const dnnl::pooling_forward::primitive_desc& hint, const dnnl::primitive_attr& attr) {
   const memory::dims dense(win.kernel.size(), 0);
-  return {eng, alg, diff_src, diff_dst, win.strides, win.kernel, dense, win.padding_l,
-          win.padding_r, hint, attr};
+  return dnnl::pooling_backward::primitive_desc(eng, alg, diff_src, diff_dst, win.strides,
+                                                win.kernel, dense, win.padding_l, win.padding_r,
+                                                hint, attr);
 }
 
 #else  // oneDNN 2.x
@@ -166,17 +193,28 @@ inline dnnl::pooling_backward::primitive_desc pooling_backward_pd(
 /// The instruction set oneDNN dispatches to on this machine, e.g. "avx512_core_amx".
 inline std::string effective_isa_name() {
   switch (dnnl::get_effective_cpu_isa()) {
-    case dnnl::cpu_isa::sse41: return "sse41";
-    case dnnl::cpu_isa::avx: return "avx";
-    case dnnl::cpu_isa::avx2: return "avx2";
-    case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
-    case dnnl::cpu_isa::avx512_mic: return "avx512_mic";
-    case dnnl::cpu_isa::avx512_mic_4ops: return "avx512_mic_4ops";
-    case dnnl::cpu_isa::avx512_core: return "avx512_core";
-    case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
-    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
-    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
-    default: return "isa " + std::to_string(static_cast<int>(dnnl::get_effective_cpu_isa()));
+    case dnnl::cpu_isa::sse41:
+      return "sse41";
+    case dnnl::cpu_isa::avx:
+      return "avx";
+    case dnnl::cpu_isa::avx2:
+      return "avx2";
+    case dnnl::cpu_isa::avx2_vnni:
+      return "avx2_vnni";
+    case dnnl::cpu_isa::avx512_mic:
+      return "avx512_mic";
+    case dnnl::cpu_isa::avx512_mic_4ops:
+      return "avx512_mic_4ops";
+    case dnnl::cpu_isa::avx512_core:
+      return "avx512_core";
+    case dnnl::cpu_isa::avx512_core_vnni:
+      return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core_bf16:
+      return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_amx:
+      return "avx512_core_amx";
+    default:
+      return "isa " + std::to_string(static_cast<int>(dnnl::get_effective_cpu_isa()));
   }
 }
 
@@ -185,14 +223,13 @@ inline dnnl::convolution_forward::primitive_desc conv_forward_pd(
     const memory::desc& weights, const memory::desc* bias, const memory::desc& dst,
     const Window& win, const dnnl::primitive_attr& attr) {
   const auto desc =
-      bias != nullptr
-          ? dnnl::convolution_forward::desc(prop, dnnl::algorithm::convolution_direct, src,
-                                            weights, *bias, dst, win.strides, win.dilates,
-                                            win.padding_l, win.padding_r)
-          : dnnl::convolution_forward::desc(prop, dnnl::algorithm::convolution_direct, src,
-                                            weights, dst, win.strides, win.dilates,
-                                            win.padding_l, win.padding_r);
-  return {desc, attr, eng};
+      bias != nullptr ? dnnl::convolution_forward::desc(prop, dnnl::algorithm::convolution_direct,
+                                                        src, weights, *bias, dst, win.strides,
+                                                        win.dilates, win.padding_l, win.padding_r)
+                      : dnnl::convolution_forward::desc(prop, dnnl::algorithm::convolution_direct,
+                                                        src, weights, dst, win.strides, win.dilates,
+                                                        win.padding_l, win.padding_r);
+  return dnnl::convolution_forward::primitive_desc(desc, attr, eng);
 }
 
 inline dnnl::convolution_backward_data::primitive_desc conv_backward_data_pd(
@@ -202,22 +239,21 @@ inline dnnl::convolution_backward_data::primitive_desc conv_backward_data_pd(
   const dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, diff_src,
                                                    weights, diff_dst, win.strides, win.dilates,
                                                    win.padding_l, win.padding_r);
-  return {desc, attr, eng, hint};
+  return dnnl::convolution_backward_data::primitive_desc(desc, attr, eng, hint);
 }
 
 inline dnnl::convolution_backward_weights::primitive_desc conv_backward_weights_pd(
     const dnnl::engine& eng, const memory::desc& src, const memory::desc& diff_weights,
     const memory::desc* diff_bias, const memory::desc& diff_dst, const Window& win,
     const dnnl::convolution_forward::primitive_desc& hint, const dnnl::primitive_attr& attr) {
-  const auto desc =
-      diff_bias != nullptr
-          ? dnnl::convolution_backward_weights::desc(
-                dnnl::algorithm::convolution_direct, src, diff_weights, *diff_bias, diff_dst,
-                win.strides, win.dilates, win.padding_l, win.padding_r)
-          : dnnl::convolution_backward_weights::desc(
-                dnnl::algorithm::convolution_direct, src, diff_weights, diff_dst, win.strides,
-                win.dilates, win.padding_l, win.padding_r);
-  return {desc, attr, eng, hint};
+  const auto desc = diff_bias != nullptr
+                        ? dnnl::convolution_backward_weights::desc(
+                              dnnl::algorithm::convolution_direct, src, diff_weights, *diff_bias,
+                              diff_dst, win.strides, win.dilates, win.padding_l, win.padding_r)
+                        : dnnl::convolution_backward_weights::desc(
+                              dnnl::algorithm::convolution_direct, src, diff_weights, diff_dst,
+                              win.strides, win.dilates, win.padding_l, win.padding_r);
+  return dnnl::convolution_backward_weights::primitive_desc(desc, attr, eng, hint);
 }
 
 inline dnnl::inner_product_forward::primitive_desc inner_product_forward_pd(
@@ -227,7 +263,7 @@ inline dnnl::inner_product_forward::primitive_desc inner_product_forward_pd(
   const auto desc = bias != nullptr
                         ? dnnl::inner_product_forward::desc(prop, src, weights, *bias, dst)
                         : dnnl::inner_product_forward::desc(prop, src, weights, dst);
-  return {desc, attr, eng};
+  return dnnl::inner_product_forward::primitive_desc(desc, attr, eng);
 }
 
 inline dnnl::inner_product_backward_data::primitive_desc inner_product_backward_data_pd(
@@ -235,7 +271,7 @@ inline dnnl::inner_product_backward_data::primitive_desc inner_product_backward_
     const memory::desc& diff_dst, const dnnl::inner_product_forward::primitive_desc& hint,
     const dnnl::primitive_attr& attr) {
   const dnnl::inner_product_backward_data::desc desc(diff_src, weights, diff_dst);
-  return {desc, attr, eng, hint};
+  return dnnl::inner_product_backward_data::primitive_desc(desc, attr, eng, hint);
 }
 
 inline dnnl::inner_product_backward_weights::primitive_desc inner_product_backward_weights_pd(
@@ -246,14 +282,14 @@ inline dnnl::inner_product_backward_weights::primitive_desc inner_product_backwa
       diff_bias != nullptr
           ? dnnl::inner_product_backward_weights::desc(src, diff_weights, *diff_bias, diff_dst)
           : dnnl::inner_product_backward_weights::desc(src, diff_weights, diff_dst);
-  return {desc, attr, eng, hint};
+  return dnnl::inner_product_backward_weights::primitive_desc(desc, attr, eng, hint);
 }
 
 inline dnnl::batch_normalization_forward::primitive_desc batchnorm_forward_pd(
     const dnnl::engine& eng, dnnl::prop_kind prop, const memory::desc& data, float eps,
     dnnl::normalization_flags flags, const dnnl::primitive_attr& attr) {
   const dnnl::batch_normalization_forward::desc desc(prop, data, eps, flags);
-  return {desc, attr, eng};
+  return dnnl::batch_normalization_forward::primitive_desc(desc, attr, eng);
 }
 
 inline dnnl::batch_normalization_backward::primitive_desc batchnorm_backward_pd(
@@ -262,23 +298,22 @@ inline dnnl::batch_normalization_backward::primitive_desc batchnorm_backward_pd(
     const dnnl::primitive_attr& attr) {
   const dnnl::batch_normalization_backward::desc desc(dnnl::prop_kind::backward, data, data, eps,
                                                       flags);
-  return {desc, attr, eng, hint};
+  return dnnl::batch_normalization_backward::primitive_desc(desc, attr, eng, hint);
 }
 
 inline dnnl::eltwise_forward::primitive_desc eltwise_forward_pd(
     const dnnl::engine& eng, dnnl::prop_kind prop, dnnl::algorithm alg, const memory::desc& data,
     float alpha, float beta, const dnnl::primitive_attr& attr) {
   const dnnl::eltwise_forward::desc desc(prop, alg, data, alpha, beta);
-  return {desc, attr, eng};
+  return dnnl::eltwise_forward::primitive_desc(desc, attr, eng);
 }
 
 /// `data` is the forward src, or the forward dst for the *_use_dst_for_bwd algorithms.
 inline dnnl::eltwise_backward::primitive_desc eltwise_backward_pd(
-    const dnnl::engine& eng, dnnl::algorithm alg, const memory::desc& data, float alpha,
-    float beta, const dnnl::eltwise_forward::primitive_desc& hint,
-    const dnnl::primitive_attr& attr) {
+    const dnnl::engine& eng, dnnl::algorithm alg, const memory::desc& data, float alpha, float beta,
+    const dnnl::eltwise_forward::primitive_desc& hint, const dnnl::primitive_attr& attr) {
   const dnnl::eltwise_backward::desc desc(alg, data, data, alpha, beta);
-  return {desc, attr, eng, hint};
+  return dnnl::eltwise_backward::primitive_desc(desc, attr, eng, hint);
 }
 
 inline dnnl::pooling_forward::primitive_desc pooling_forward_pd(
@@ -286,7 +321,7 @@ inline dnnl::pooling_forward::primitive_desc pooling_forward_pd(
     const memory::desc& dst, const Window& win, const dnnl::primitive_attr& attr) {
   const dnnl::pooling_forward::desc desc(prop, alg, src, dst, win.strides, win.kernel,
                                          win.padding_l, win.padding_r);
-  return {desc, attr, eng};
+  return dnnl::pooling_forward::primitive_desc(desc, attr, eng);
 }
 
 inline dnnl::pooling_backward::primitive_desc pooling_backward_pd(
@@ -295,7 +330,7 @@ inline dnnl::pooling_backward::primitive_desc pooling_backward_pd(
     const dnnl::pooling_forward::primitive_desc& hint, const dnnl::primitive_attr& attr) {
   const dnnl::pooling_backward::desc desc(alg, diff_src, diff_dst, win.strides, win.kernel,
                                           win.padding_l, win.padding_r);
-  return {desc, attr, eng, hint};
+  return dnnl::pooling_backward::primitive_desc(desc, attr, eng, hint);
 }
 
 #endif

@@ -4,10 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <span>
 #include <vector>
-
-#include <oneapi/dnnl/dnnl.hpp>
 
 #include "kernels/backend.h"
 #include "kernels/cpu/context.h"

@@ -47,7 +47,8 @@ void validate(const CompileOptions& o) {
   }
   if (o.image_h < 1 || o.image_w < 1) {
     throw std::invalid_argument("image size " + std::to_string(o.image_h) + "x" +
-                                std::to_string(o.image_w) + " is not valid; both sides must be >= 1");
+                                std::to_string(o.image_w) +
+                                " is not valid; both sides must be >= 1");
   }
   if (o.num_threads < 0) {
     throw std::invalid_argument("num_threads " + std::to_string(o.num_threads) +
@@ -89,8 +90,8 @@ CpuExecutable::CpuExecutable(const models::Graph& graph, const CompileOptions& o
                                 "trains and evaluates graphs that do");
   }
   image_channels_ = std::get<models::InputAttrs>(nodes[0].attrs).channels;
-  num_classes_ = static_cast<int>(nodes[static_cast<size_t>(nodes[static_cast<size_t>(out)].inputs[0])]
-                                      .output.per_image());
+  num_classes_ = static_cast<int>(
+      nodes[static_cast<size_t>(nodes[static_cast<size_t>(out)].inputs[0])].output.per_image());
   const ThreadScope threads(options.num_threads);
   const bool training = options.training;
 
@@ -145,7 +146,7 @@ CpuExecutable::CpuExecutable(const models::Graph& graph, const CompileOptions& o
 
   // Values: views and in-place activations share their input's buffer.
   std::vector<NodeId> value_owner(nodes.size());
-  grad_alias_.assign(nodes.size(), false);
+  grad_parent_.assign(nodes.size(), -1);
   for (NodeId i = 0; i < count; ++i) {
     const auto& node = nodes[static_cast<size_t>(i)];
     value_owner[static_cast<size_t>(i)] = i;
@@ -154,7 +155,7 @@ CpuExecutable::CpuExecutable(const models::Graph& graph, const CompileOptions& o
     const auto& in = nodes[static_cast<size_t>(j)];
     if (node.op() == OpKind::Flatten && FlattenLayer::is_view(in.output, options.format)) {
       value_owner[static_cast<size_t>(i)] = value_owner[static_cast<size_t>(j)];
-      grad_alias_[static_cast<size_t>(i)] = true;
+      grad_parent_[static_cast<size_t>(i)] = j;
     } else if (node.op() == OpKind::Activation && consumers[static_cast<size_t>(j)].size() == 1 &&
                value_owner[static_cast<size_t>(j)] == j && output_unused_by_backward(in.op())) {
       value_owner[static_cast<size_t>(i)] = j;
@@ -170,6 +171,8 @@ CpuExecutable::CpuExecutable(const models::Graph& graph, const CompileOptions& o
       value_buffers_.emplace_back(nodes[k].output.elements(), "activations of " + nodes[k].name);
       activation_bytes += value_buffers_.back().bytes();
       tensors_.value[k] = value_buffers_.back().data();
+    } else if (value_owner[k] == 0) {
+      input_views_.push_back(i);  // points at each batch's images, set per pass
     } else {
       tensors_.value[k] = tensors_.value[static_cast<size_t>(value_owner[k])];
     }
@@ -180,14 +183,39 @@ CpuExecutable::CpuExecutable(const models::Graph& graph, const CompileOptions& o
   // [first write, last read] intervals do not overlap share a buffer (best fit).
   grad_owner_.assign(nodes.size(), -1);
   if (training) {
+    // An input read only by one add has exactly the add's output gradient: it
+    // shares the add's gradient tensor instead of receiving a copy.
+    for (NodeId i = 1; i < count; ++i) {
+      const auto& node = nodes[static_cast<size_t>(i)];
+      if (node.op() != OpKind::Add || !needs_grad[static_cast<size_t>(i)]) continue;
+      for (NodeId j : node.inputs) {
+        const auto k = static_cast<size_t>(j);
+        if (j != 0 && consumers[k].size() == 1 && grad_parent_[k] < 0 && needs_grad[k]) {
+          grad_parent_[k] = i;
+        }
+      }
+    }
+    const auto find_owner = [&](NodeId x) {
+      while (grad_parent_[static_cast<size_t>(x)] >= 0) x = grad_parent_[static_cast<size_t>(x)];
+      return x;
+    };
+    for (NodeId i = 1; i < count; ++i) {
+      if (needs_grad[static_cast<size_t>(i)]) grad_owner_[static_cast<size_t>(i)] = find_owner(i);
+    }
+    // Per gradient tensor (owner): the backward that writes it first (the highest
+    // writing consumer) and the one that reads it last (the lowest member: its
+    // producer reads it; views read nothing but are never the lowest).
     std::vector<NodeId> last_consumer(nodes.size(), -1);
+    std::vector<NodeId> last_reader(nodes.size(), count);
     for (NodeId i = 1; i < count; ++i) {
       const auto k = static_cast<size_t>(i);
-      if (needs_grad[k]) {
-        grad_owner_[k] = grad_alias_[k] ? grad_owner_[static_cast<size_t>(nodes[k].inputs[0])] : i;
+      if (grad_owner_[k] >= 0) {
+        auto& lr = last_reader[static_cast<size_t>(grad_owner_[k])];
+        lr = std::min(lr, i);
       }
-      if (grad_alias_[k] || !runs_backward_[k]) continue;
+      if (!runs_backward_[k]) continue;
       for (NodeId j : nodes[k].inputs) {
+        if (shares_gradient(j, i)) continue;
         const NodeId owner = grad_owner_[static_cast<size_t>(j)];
         if (owner >= 0) {
           auto& lc = last_consumer[static_cast<size_t>(owner)];
@@ -209,6 +237,8 @@ CpuExecutable::CpuExecutable(const models::Graph& graph, const CompileOptions& o
       return last_consumer[static_cast<size_t>(a)] > last_consumer[static_cast<size_t>(b)];
     });
     for (NodeId t : owners) {
+      // Every member of a gradient group has the owner's shape (views keep the
+      // element count, add inputs the add's shape).
       const int64_t need = nodes[static_cast<size_t>(t)].output.elements();
       const NodeId first_writer = last_consumer[static_cast<size_t>(t)];
       int best = -1;
@@ -220,10 +250,10 @@ CpuExecutable::CpuExecutable(const models::Graph& graph, const CompileOptions& o
         }
       }
       if (best < 0) {
-        buffers.push_back({need, t});
+        buffers.push_back({need, count});
         best = static_cast<int>(buffers.size()) - 1;
       }
-      buffers[static_cast<size_t>(best)].last_reader = t;
+      buffers[static_cast<size_t>(best)].last_reader = last_reader[static_cast<size_t>(t)];
       buffer_of[static_cast<size_t>(t)] = best;
     }
     for (size_t b = 0; b < buffers.size(); ++b) {
@@ -254,14 +284,15 @@ CpuExecutable::CpuExecutable(const models::Graph& graph, const CompileOptions& o
                           .id = i,
                           .format = options.format,
                           .training = training,
-                          .weight_format = WeightFormat::Preferred,
+                          .weight_format = WeightFormat::Auto,
                           .tensors = &tensors_,
                           .params = param_ptrs[k]};
     try {
       steps_[k] = make_node_step(setup);
     } catch (const dnnl::error& e) {
       throw BackendError(std::string("oneDNN could not create the primitives of ") +
-                         models::op_name(nodes[k].op()) + " node '" + nodes[k].name + "': " + e.what());
+                         models::op_name(nodes[k].op()) + " node '" + nodes[k].name +
+                         "': " + e.what());
     }
     saved_bytes += steps_[k]->saved_bytes();
     private_bytes += steps_[k]->private_weight_bytes();
@@ -270,8 +301,9 @@ CpuExecutable::CpuExecutable(const models::Graph& graph, const CompileOptions& o
   node_done_.assign(nodes.size(), 0);
   ctx_.allocate_scratchpad();
 
-  images_ = HostArray<float>(int64_t{options.batch} * image_channels_ * options.image_h * options.image_w,
-                             "synthetic images");
+  images_ =
+      HostArray<float>(int64_t{options.batch} * image_channels_ * options.image_h * options.image_w,
+                       "synthetic images");
   labels_ = HostArray<int32_t>(options.batch, "synthetic labels");
 
   memory_.parameters = params_.bytes() + momentum_.bytes();
@@ -281,16 +313,24 @@ CpuExecutable::CpuExecutable(const models::Graph& graph, const CompileOptions& o
   memory_.data = images_.bytes() + labels_.bytes();
 
   const int thread_count = options.num_threads > 0 ? options.num_threads : omp_get_max_threads();
-  description_ = "oneDNN " + compat::library_version() + " (" + compat::effective_isa_name() + "), " +
-                 std::to_string(thread_count) + (thread_count == 1 ? " thread, " : " threads, ") +
-                 to_string(options.format) + " fp32";
+  description_ = "oneDNN " + compat::library_version() + " (" + compat::effective_isa_name() +
+                 "), " + std::to_string(thread_count) +
+                 (thread_count == 1 ? " thread, " : " threads, ") + to_string(options.format) +
+                 " fp32";
 }
 
 CpuExecutable::~CpuExecutable() = default;
 
+bool CpuExecutable::shares_gradient(models::NodeId input, models::NodeId consumer) const {
+  return grad_parent_[static_cast<size_t>(input)] == consumer ||
+         grad_parent_[static_cast<size_t>(consumer)] == input;
+}
+
 Batch CpuExecutable::synthetic_batch(uint64_t seed) {
-  kernels::synthetic_batch(seed, options_.batch, image_channels_, options_.image_h, options_.image_w,
-                           options_.format, num_classes_, images_.data(), labels_.data());
+  const ThreadScope threads(options_.num_threads);
+  kernels::synthetic_batch(seed, options_.batch, image_channels_, options_.image_h,
+                           options_.image_w, options_.format, num_classes_, images_.data(),
+                           labels_.data());
   return {images_.data(), labels_.data(), options_.batch};
 }
 
@@ -304,7 +344,9 @@ void CpuExecutable::check_batch(const Batch& batch) const {
 
 void CpuExecutable::run_forward(const Batch& batch, bool training) {
   // The images are only read; the table holds mutable pointers for uniformity.
-  tensors_.value[0] = const_cast<float*>(static_cast<const float*>(batch.images));
+  auto* images = const_cast<float*>(static_cast<const float*>(batch.images));
+  tensors_.value[0] = images;
+  for (NodeId view : input_views_) tensors_.value[static_cast<size_t>(view)] = images;
   PassState state{.training = training,
                   .labels = batch.labels,
                   .dropout_key = derive_key(derive_key(options_.seed, kDropoutStream), step_),
@@ -333,7 +375,8 @@ void CpuExecutable::train_step(const Batch& batch, const GradReadyFn& on_grad_re
   const auto advance = [&] {
     while (frontier < param_groups_.size() &&
            node_done_[static_cast<size_t>(param_groups_[frontier].node)] != 0) {
-      if (on_grad_ready) on_grad_ready(param_groups_[frontier].offset, param_groups_[frontier].count);
+      if (on_grad_ready)
+        on_grad_ready(param_groups_[frontier].offset, param_groups_[frontier].count);
       ++frontier;
     }
   };
@@ -346,7 +389,7 @@ void CpuExecutable::train_step(const Batch& batch, const GradReadyFn& on_grad_re
     for (size_t in = 0; in < inputs.size(); ++in) {
       const auto j = static_cast<size_t>(inputs[in]);
       const NodeId owner = grad_owner_[j];
-      if (owner < 0 || grad_alias_[k]) {
+      if (owner < 0 || shares_gradient(inputs[in], i)) {
         outs[in] = {};
         continue;
       }
@@ -360,7 +403,8 @@ void CpuExecutable::train_step(const Batch& batch, const GradReadyFn& on_grad_re
   if (frontier != param_groups_.size()) {
     throw std::logic_error("backward finished with parameter gradients not reported ready");
   }
-  sgd_momentum_update(options_.optimizer, params_.data(), grads_.data(), momentum_.data(), params_.count());
+  sgd_momentum_update(options_.optimizer, params_.data(), grads_.data(), momentum_.data(),
+                      params_.count());
 }
 
 void CpuExecutable::forward_only(const Batch& batch) {

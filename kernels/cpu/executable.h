@@ -19,11 +19,19 @@ namespace cnnbench::kernels::cpu {
 ///
 /// Memory: parameters, gradients and momentum are three flat fp32 buffers in
 /// Graph::param_layout order (PyTorch's tensor layouts); activations are in
-/// options.format; every buffer is allocated by the constructor. Each node
-/// output is kept for backward, except that an activation whose input has no
-/// other use runs in place, and flatten in NCHW is a view. Gradient buffers are
-/// shared between tensors whose gradients are never alive at the same time in
-/// the backward pass. A tensor read by several nodes sums their gradients.
+/// options.format; every buffer is allocated by the constructor (train_step
+/// makes no allocation of its own; oneDNN keeps small per-call bookkeeping).
+/// Each node output is kept for backward, except that an activation whose input
+/// has no other use runs in place, and flatten in NCHW (or of a 1×1 map) is a
+/// view. Gradient buffers are shared between tensors whose gradients are never
+/// alive at the same time in the backward pass; an input read only by an add
+/// uses the add's output gradient as its own. A tensor read by several nodes
+/// sums their gradients.
+///
+/// Randomness, reproducible from options.seed: weights by init_parameters, and
+/// the dropout mask of node d in training step s (counted from 0) drawn with key
+/// derive_key(derive_key(derive_key(seed, kDropoutStream), s), d) (see
+/// DropoutLayer::new_mask and kernels/init.h).
 ///
 /// Errors (constructor): std::invalid_argument for unsupported options
 /// (precision other than fp32, batch < 1, image < 1 pixel, num_threads < 0) or a
@@ -55,6 +63,9 @@ class CpuExecutable final : public Executable {
   };
 
   void check_batch(const Batch& batch) const;
+  /// True when `consumer`'s backward writes nothing for `input` because they
+  /// share one gradient tensor (a view and its input, an add and an input only it reads).
+  [[nodiscard]] bool shares_gradient(models::NodeId input, models::NodeId consumer) const;
   void run_forward(const Batch& batch, bool training);
 
   CompileOptions options_;
@@ -69,12 +80,16 @@ class CpuExecutable final : public Executable {
   HostArray<float> images_;
   HostArray<int32_t> labels_;
   TensorTable tensors_;
+  std::vector<models::NodeId>
+      input_views_;  ///< views of the input: their value is the batch's images
 
   std::vector<std::unique_ptr<NodeStep>> steps_;  ///< per node; null for Input
-  std::vector<bool> runs_backward_;                ///< per node
-  std::vector<bool> grad_alias_;                   ///< per node: shares its input's gradient
-  /// Per node: the node whose gradient tensor it uses (itself, or for a view its
-  /// input's owner); −1 when no gradient of its output is computed.
+  std::vector<bool> runs_backward_;               ///< per node
+  /// Per node: the node whose gradient tensor it shares, −1 when it has its own:
+  /// a view shares its input's, an input read only by an add shares the add's.
+  std::vector<models::NodeId> grad_parent_;
+  /// Per node: the node owning the gradient tensor it uses (following
+  /// grad_parent_); −1 when no gradient of its output is computed.
   std::vector<models::NodeId> grad_owner_;
   std::vector<std::vector<GradOut>> input_grads_;  ///< per node, refilled every step
   std::vector<uint8_t> written_;                   ///< per gradient owner: holds a value this step

@@ -2,9 +2,8 @@
 // forward and backward, on oneDNN's inner product.
 #pragma once
 
-#include <string>
-
 #include <oneapi/dnnl/dnnl.hpp>
+#include <string>
 
 #include "kernels/backend.h"
 #include "kernels/cpu/context.h"
@@ -27,7 +26,7 @@ class FullyConnectedLayer {
  public:
   FullyConnectedLayer(Context& ctx, const models::FullyConnectedAttrs& attrs, models::Shape in,
                       models::Shape out, DataFormat format, bool training = true,
-                      WeightFormat weight_format = WeightFormat::Preferred);
+                      WeightFormat weight_format = WeightFormat::Auto);
 
   void forward(const float* src, const float* weights, const float* bias, float* dst);
   /// Training layers only.

@@ -24,8 +24,9 @@ class HostArray {
     const size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
     void* p = std::aligned_alloc(kAlign, rounded);
     if (p == nullptr) {
-      throw OutOfMemoryError("could not allocate " + std::to_string(rounded) + " bytes of host memory for " + what,
-                             what, static_cast<int64_t>(rounded));
+      throw OutOfMemoryError(
+          "could not allocate " + std::to_string(rounded) + " bytes of host memory for " + what,
+          what, static_cast<int64_t>(rounded));
     }
     // Zero-filling touches every page now, at compile time, instead of in the first step.
     std::memset(p, 0, rounded);

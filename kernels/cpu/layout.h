@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "kernels/backend.h"
@@ -25,8 +24,8 @@ inline dnnl::memory::desc activation_md(const models::Shape& s, DataFormat f) {
 }
 
 /// Offset in elements of logical element (n, c, h, w) of a tensor of shape `s`.
-inline int64_t element_offset(const models::Shape& s, DataFormat f, int64_t n, int64_t c,
-                              int64_t h, int64_t w) {
+inline int64_t element_offset(const models::Shape& s, DataFormat f, int64_t n, int64_t c, int64_t h,
+                              int64_t w) {
   if (f == DataFormat::NHWC) return ((n * s.h + h) * s.w + w) * s.c + c;
   return ((n * s.c + c) * s.h + h) * s.w + w;
 }

@@ -50,7 +50,8 @@ void SoftmaxCrossEntropyLayer::backward(float* diff_logits, float scale) const {
   const int64_t count = int64_t{batch_} * classes_;
 #pragma omp parallel for simd schedule(static)
   for (int64_t i = 0; i < count; ++i) diff_logits[i] = p[i] * k_scale;
-  for (int n = 0; n < batch_; ++n) diff_logits[int64_t{n} * classes_ + labels_.data()[n]] -= k_scale;
+  for (int n = 0; n < batch_; ++n)
+    diff_logits[int64_t{n} * classes_ + labels_.data()[n]] -= k_scale;
 }
 
 }  // namespace cnnbench::kernels::cpu

@@ -42,14 +42,14 @@ class ConvStep final : public NodeStep {
  public:
   ConvStep(const StepSetup& s, const models::ConvAttrs& a)
       : NodeStep(s),
-        layer_(*s.ctx, a, input_shape(s), node_of(s).output, s.format, s.training, s.weight_format) {}
+        layer_(*s.ctx, a, input_shape(s), node_of(s).output, s.format, s.training,
+               s.weight_format) {}
   void forward(PassState&) override {
     layer_.forward(input(), params_.weight, params_.bias, output());
   }
   void backward(std::span<const GradOut> in, float* scratch) override {
-    produce_gradient(in[0], scratch, input_elements(), [&](float* dx) {
-      layer_.backward_data(output_grad(), params_.weight, dx);
-    });
+    produce_gradient(in[0], scratch, input_elements(),
+                     [&](float* dx) { layer_.backward_data(output_grad(), params_.weight, dx); });
     layer_.backward_weights(input(), output_grad(), params_.weight_grad, params_.bias_grad);
   }
   [[nodiscard]] int64_t private_weight_bytes() const override { return layer_.private_bytes(); }
@@ -130,14 +130,14 @@ class FullyConnectedStep final : public NodeStep {
  public:
   FullyConnectedStep(const StepSetup& s, const models::FullyConnectedAttrs& a)
       : NodeStep(s),
-        layer_(*s.ctx, a, input_shape(s), node_of(s).output, s.format, s.training, s.weight_format) {}
+        layer_(*s.ctx, a, input_shape(s), node_of(s).output, s.format, s.training,
+               s.weight_format) {}
   void forward(PassState&) override {
     layer_.forward(input(), params_.weight, params_.bias, output());
   }
   void backward(std::span<const GradOut> in, float* scratch) override {
-    produce_gradient(in[0], scratch, input_elements(), [&](float* dx) {
-      layer_.backward_data(output_grad(), params_.weight, dx);
-    });
+    produce_gradient(in[0], scratch, input_elements(),
+                     [&](float* dx) { layer_.backward_data(output_grad(), params_.weight, dx); });
     layer_.backward_weights(input(), output_grad(), params_.weight_grad, params_.bias_grad);
   }
   [[nodiscard]] int64_t private_weight_bytes() const override { return layer_.private_bytes(); }
@@ -186,12 +186,16 @@ class AddStep final : public NodeStep {
 class ConcatStep final : public NodeStep {
  public:
   ConcatStep(const StepSetup& s, std::vector<Shape> ins)
-      : NodeStep(s), layer_(std::move(ins), node_of(s).output, s.format), srcs_(node_of(s).inputs.size()) {}
+      : NodeStep(s),
+        layer_(std::move(ins), node_of(s).output, s.format),
+        srcs_(node_of(s).inputs.size()) {}
   void forward(PassState&) override {
     for (size_t k = 0; k < srcs_.size(); ++k) srcs_[k] = input(k);
     layer_.forward(srcs_, output());
   }
-  void backward(std::span<const GradOut> in, float*) override { layer_.backward(output_grad(), in); }
+  void backward(std::span<const GradOut> in, float*) override {
+    layer_.backward(output_grad(), in);
+  }
 
  private:
   ConcatLayer layer_;
@@ -200,7 +204,8 @@ class ConcatStep final : public NodeStep {
 
 class FlattenStep final : public NodeStep {
  public:
-  explicit FlattenStep(const StepSetup& s) : NodeStep(s), layer_(*s.ctx, input_shape(s), s.format) {}
+  explicit FlattenStep(const StepSetup& s)
+      : NodeStep(s), layer_(*s.ctx, input_shape(s), s.format) {}
   void forward(PassState&) override {
     if (!layer_.is_view()) layer_.forward(input(), output());
   }
@@ -245,7 +250,8 @@ std::unique_ptr<NodeStep> make_node_step(const StepSetup& s) {
     case models::OpKind::AdaptiveAvgPool:
       return std::make_unique<AdaptiveAvgPoolStep>(s);
     case models::OpKind::FullyConnected:
-      return std::make_unique<FullyConnectedStep>(s, std::get<models::FullyConnectedAttrs>(node.attrs));
+      return std::make_unique<FullyConnectedStep>(
+          s, std::get<models::FullyConnectedAttrs>(node.attrs));
     case models::OpKind::Dropout:
       return std::make_unique<DropoutStep>(s, std::get<models::DropoutAttrs>(node.attrs));
     case models::OpKind::Add:

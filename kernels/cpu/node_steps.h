@@ -26,10 +26,10 @@ struct TensorTable {
 
 /// What varies from one pass to the next.
 struct PassState {
-  bool training = true;           ///< false: inference (running BN statistics, no dropout)
+  bool training = true;  ///< false: inference (running BN statistics, no dropout)
   const int32_t* labels = nullptr;
-  uint64_t dropout_key = 0;       ///< this step's key; each dropout node derives its own
-  float loss = 0.0F;              ///< written by the loss node
+  uint64_t dropout_key = 0;  ///< this step's key; each dropout node derives its own
+  float loss = 0.0F;         ///< written by the loss node
 };
 
 /// Where a node's parameters and their gradients live in the flat buffers
@@ -48,7 +48,7 @@ struct StepSetup {
   models::NodeId id = 0;
   DataFormat format = DataFormat::NHWC;
   bool training = true;
-  WeightFormat weight_format = WeightFormat::Preferred;
+  WeightFormat weight_format = WeightFormat::Auto;
   const TensorTable* tensors = nullptr;
   ParamPointers params;
 };

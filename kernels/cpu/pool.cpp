@@ -168,8 +168,8 @@ PoolLayer::PoolLayer(Context& ctx, const models::PoolAttrs& attrs, models::Shape
   if (out.n != in.n || out.c != in.c || out.h != oh || out.w != ow) {
     throw std::invalid_argument("PoolLayer: output " + std::to_string(out.h) + "x" +
                                 std::to_string(out.w) + " does not follow from input " +
-                                std::to_string(in.h) + "x" + std::to_string(in.w) +
-                                " (expected " + std::to_string(oh) + "x" + std::to_string(ow) + ")");
+                                std::to_string(in.h) + "x" + std::to_string(in.w) + " (expected " +
+                                std::to_string(oh) + "x" + std::to_string(ow) + ")");
   }
   if (!max_) {
     avg_.emplace_back(in, out, format,
@@ -193,7 +193,8 @@ PoolLayer::PoolLayer(Context& ctx, const models::PoolAttrs& attrs, models::Shape
       .padding_l = {attrs.pad_h, attrs.pad_w},
       .padding_r = {pad_r(in.h, out.h, attrs.kernel_h, attrs.stride_h, attrs.pad_h),
                     pad_r(in.w, out.w, attrs.kernel_w, attrs.stride_w, attrs.pad_w)}};
-  const auto prop = training ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
+  const auto prop =
+      training ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
   const auto fwd_pd = compat::pooling_forward_pd(eng, prop, dnnl::algorithm::pooling_max, src_md,
                                                  dst_md, win, ctx.attr());
   src_ = unbound_memory(src_md, eng);
@@ -201,14 +202,15 @@ PoolLayer::PoolLayer(Context& ctx, const models::PoolAttrs& attrs, models::Shape
   Primitive::Args fwd_args{{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}};
   if (training) {
     const auto ws_md = fwd_pd.workspace_desc();
-    workspace_ = HostArray<uint8_t>(static_cast<int64_t>(ws_md.get_size()), "max-pooling workspace");
+    workspace_ =
+        HostArray<uint8_t>(static_cast<int64_t>(ws_md.get_size()), "max-pooling workspace");
     workspace_mem_ = dnnl::memory(ws_md, eng, workspace_.data());
     fwd_args.emplace_back(DNNL_ARG_WORKSPACE, workspace_mem_);
   }
   fwd_ = Primitive(ctx, dnnl::pooling_forward(fwd_pd), fwd_pd.scratchpad_desc(), fwd_args);
   if (!training) return;
-  const auto bwd_pd = compat::pooling_backward_pd(eng, dnnl::algorithm::pooling_max, src_md,
-                                                  dst_md, win, fwd_pd, ctx.attr());
+  const auto bwd_pd = compat::pooling_backward_pd(eng, dnnl::algorithm::pooling_max, src_md, dst_md,
+                                                  win, fwd_pd, ctx.attr());
   diff_src_ = unbound_memory(src_md, eng);
   diff_dst_ = unbound_memory(dst_md, eng);
   bwd_ = Primitive(ctx, dnnl::pooling_backward(bwd_pd), bwd_pd.scratchpad_desc(),
@@ -239,9 +241,11 @@ void PoolLayer::backward(const float* diff_dst, float* diff_src) {
 }
 
 AdaptiveAvgPoolLayer::AdaptiveAvgPoolLayer(models::Shape in, models::Shape out, DataFormat format)
-    : kernel_(in, out, format, AxisWindows::adaptive(in.h, out.h), AxisWindows::adaptive(in.w, out.w)) {
+    : kernel_(in, out, format, AxisWindows::adaptive(in.h, out.h),
+              AxisWindows::adaptive(in.w, out.w)) {
   if (out.n != in.n || out.c != in.c || out.h < 1 || out.w < 1) {
-    throw std::invalid_argument("AdaptiveAvgPoolLayer: output must keep N and C and be at least 1x1");
+    throw std::invalid_argument(
+        "AdaptiveAvgPoolLayer: output must keep N and C and be at least 1x1");
   }
 }
 

@@ -2,9 +2,8 @@
 // and adaptive average pooling (torch.nn.AdaptiveAvgPool2d), forward and backward.
 #pragma once
 
-#include <vector>
-
 #include <oneapi/dnnl/dnnl.hpp>
+#include <vector>
 
 #include "kernels/backend.h"
 #include "kernels/cpu/context.h"
@@ -85,7 +84,9 @@ class AdaptiveAvgPoolLayer {
  public:
   AdaptiveAvgPoolLayer(models::Shape in, models::Shape out, DataFormat format);
   void forward(const float* src, float* dst) const { kernel_.forward(src, dst); }
-  void backward(const float* diff_dst, float* diff_src) const { kernel_.backward(diff_dst, diff_src); }
+  void backward(const float* diff_dst, float* diff_src) const {
+    kernel_.backward(diff_dst, diff_src);
+  }
 
  private:
   AvgPoolKernel kernel_;

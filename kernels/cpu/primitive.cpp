@@ -1,8 +1,8 @@
 #include "kernels/cpu/primitive.h"
 
-#include <string>
-
 #include <oneapi/dnnl/dnnl_debug.h>
+
+#include <string>
 
 #include "kernels/error.h"
 
@@ -26,16 +26,16 @@ void Primitive::execute() {
   const dnnl_status_t status = dnnl_primitive_execute(
       prim_.get(), ctx_->stream().get(), static_cast<int>(c_args_.size()), c_args_.data());
   if (status != dnnl_success) {
-    throw BackendError("dnnl_primitive_execute failed for a oneDNN " +
-                       std::string(dnnl_prim_kind2str(static_cast<dnnl_primitive_kind_t>(
-                           prim_.get_kind()))) +
-                       " primitive: status " + std::to_string(static_cast<int>(status)));
+    throw BackendError(
+        "dnnl_primitive_execute failed for a oneDNN " +
+        std::string(dnnl_prim_kind2str(static_cast<dnnl_primitive_kind_t>(prim_.get_kind()))) +
+        " primitive: status " + std::to_string(static_cast<int>(status)));
   }
 }
 
 Primitive make_reorder(Context& ctx, const dnnl::memory& src, const dnnl::memory& dst) {
-  const dnnl::reorder::primitive_desc pd(ctx.engine(), src.get_desc(), ctx.engine(),
-                                         dst.get_desc(), ctx.attr());
+  const dnnl::reorder::primitive_desc pd(ctx.engine(), src.get_desc(), ctx.engine(), dst.get_desc(),
+                                         ctx.attr());
   return {ctx, dnnl::reorder(pd), pd.scratchpad_desc(), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}}};
 }
 

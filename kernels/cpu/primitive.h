@@ -3,10 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <utility>
 #include <vector>
-
-#include <oneapi/dnnl/dnnl.hpp>
 
 #include "kernels/cpu/context.h"
 

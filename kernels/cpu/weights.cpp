@@ -13,7 +13,7 @@ WeightBinding::WeightBinding(Context& ctx, const dnnl::memory::desc& plain,
   copy_ = HostArray<uint8_t>(static_cast<int64_t>(preferred.get_size()), what);
   primitive_ = dnnl::memory(preferred, ctx.engine(), copy_.data());
   reorder_ = flow == WeightFlow::ToPrimitive ? make_reorder(ctx, user_, primitive_)
-                                              : make_reorder(ctx, primitive_, user_);
+                                             : make_reorder(ctx, primitive_, user_);
 }
 
 void WeightBinding::bind(const float* user) {

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <regex>
@@ -32,8 +34,10 @@ std::string slurp(const std::string& path) {
 
 /// Runs the binary with `args` (trusted, test-written: no quoting needed).
 Child run_cnnbench(const std::string& args) {
+  // ctest runs each test in its own process, in parallel: the pid keeps their files apart.
   static int n = 0;
-  const std::string base = ::testing::TempDir() + "cnnbench_cli_" + std::to_string(++n);
+  const std::string base = ::testing::TempDir() + "cnnbench_cli_" + std::to_string(::getpid()) + "_" +
+                           std::to_string(++n);
   const std::string cmd = std::string("'") + CNNBENCH_BINARY_DIR + "/bench/cnnbench' " + args +
                           " >'" + base + ".out' 2>'" + base + ".err'";
   const int raw = std::system(cmd.c_str());
@@ -41,6 +45,8 @@ Child run_cnnbench(const std::string& args) {
   c.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
   c.out = slurp(base + ".out");
   c.err = slurp(base + ".err");
+  std::remove((base + ".out").c_str());
+  std::remove((base + ".err").c_str());
   return c;
 }
 

@@ -85,6 +85,23 @@ TEST(Flags, LastValueWinsAndUseFp16IsAnAlias) {
   EXPECT_EQ(parse({"--duration=2.5"}).config.duration_s, 2.5);
 }
 
+TEST(Flags, DistributionTelemetryAndScalingFlags) {
+  const Config d = parse({}).config;
+  EXPECT_DOUBLE_EQ(d.allreduce_bucket_mb, 25.0);
+  EXPECT_EQ(d.telemetry_interval_ms, 1000);
+  EXPECT_TRUE(d.scaling_sweep.empty());
+  EXPECT_FALSE(d.baseline_images_per_sec);
+
+  const Config c = parse({"--allreduce_bucket_mb=0.5", "--telemetry_interval_ms=0", "--scaling_sweep=1,2,4,8",
+                          "--baseline_images_per_sec=2900.5"})
+                       .config;
+  EXPECT_DOUBLE_EQ(c.allreduce_bucket_mb, 0.5);
+  EXPECT_EQ(c.telemetry_interval_ms, 0);
+  EXPECT_EQ(c.scaling_sweep, (std::vector<int>{1, 2, 4, 8}));
+  EXPECT_DOUBLE_EQ(*c.baseline_images_per_sec, 2900.5);
+  EXPECT_EQ(parse({"--telemetry_interval_ms=50"}).config.telemetry_interval_ms, 50);
+}
+
 TEST(Flags, HelpAndVersion) {
   EXPECT_EQ(parse({"--help"}).action, FlagsAction::Help);
   EXPECT_NE(parse({"--help"}).text.find("--batch_size"), std::string::npos);
@@ -147,6 +164,24 @@ TEST(Flags, EveryInvalidInputIsAUsageErrorNamingFlagAndValue) {
       {{"--metrics_namespace=AWS/EC2"}, {"--metrics_namespace=AWS/EC2", "AWS/"}},
       {{"--metrics_namespace="}, {"--metrics_namespace"}},
       {{"--result_json=/no/such/dir/r.json"}, {"--result_json=/no/such/dir/r.json", "/no/such/dir"}},
+      {{"--result_json=/tmp"}, {"--result_json=/tmp", "is a directory"}},
+      {{"--allreduce_bucket_mb=0"}, {"--allreduce_bucket_mb=0", "greater than 0 and at most 4096"}},
+      {{"--allreduce_bucket_mb=5000"}, {"--allreduce_bucket_mb=5000", "at most 4096"}},
+      {{"--allreduce_bucket_mb=big"}, {"--allreduce_bucket_mb=big", "MiB"}},
+      {{"--telemetry_interval_ms=10"}, {"--telemetry_interval_ms=10", "0 (GPU telemetry off) or 50 to 60000"}},
+      {{"--telemetry_interval_ms=60001"}, {"--telemetry_interval_ms=60001", "60000"}},
+      {{"--telemetry_interval_ms=-1"}, {"--telemetry_interval_ms=-1", "50 to 60000"}},
+      {{"--telemetry_interval_ms=1s"}, {"--telemetry_interval_ms=1s"}},
+      {{"--scaling_sweep=2,1"}, {"--scaling_sweep=2,1", "increasing, e.g. 1,2,4,8"}},
+      {{"--scaling_sweep=1,1"}, {"--scaling_sweep=1,1", "increasing"}},
+      {{"--scaling_sweep=0"}, {"--scaling_sweep=0", "from 1 to 1024"}},
+      {{"--scaling_sweep=1,,2"}, {"--scaling_sweep=1,,2"}},
+      {{"--scaling_sweep="}, {"--scaling_sweep"}},
+      {{"--scaling_sweep=1,2,"}, {"--scaling_sweep=1,2,"}},
+      {{"--device=cpu", "--scaling_sweep=1,2"}, {"--scaling_sweep=1,2", "--device=cpu"}},
+      {{"--num_gpus=2", "--scaling_sweep=1,2"}, {"--scaling_sweep=1,2", "--num_gpus=2", "not both"}},
+      {{"--baseline_images_per_sec=0"}, {"--baseline_images_per_sec=0", "greater than 0"}},
+      {{"--baseline_images_per_sec=fast"}, {"--baseline_images_per_sec=fast"}},
       {{"--no_such_flag=1"}, {"--no_such_flag"}},
       {{"surplus"}, {"surplus"}},
   };

@@ -143,7 +143,8 @@ class ResultJson : public ::testing::Test {
   // jsonschema missing) and its output in `output`.
   static int validate(const std::vector<fs::path>& documents, std::string& output) {
     std::string command = std::string("'") + CNNBENCH_TEST_PYTHON + "' '" + CNNBENCH_SOURCE_DIR +
-                          "/tests/bench/validate_json_schema.py' '" + CNNBENCH_SOURCE_DIR +
+                          "/tests/bench/validate_json_schema.py' --ref '" + CNNBENCH_SOURCE_DIR +
+                          "/bench/telemetry/telemetry.schema.json' '" + CNNBENCH_SOURCE_DIR +
                           "/bench/schema/result.schema.json'";
     for (const auto& d : documents) command += " '" + d.string() + "'";
     FILE* pipe = ::popen(command.c_str(), "r");
@@ -225,6 +226,13 @@ TEST_F(ResultJson, SchemaRejectsWhatItDoesNotDescribe) {
       {"an unknown config key", [](json& d) { d["config"]["unknown_flag"] = true; }},
       {"an empty per_rank", [](json& d) { d["per_rank"] = json::array(); }},
       {"a NaN written as a string", [](json& d) { d["summary"]["jitter"] = "NaN"; }},
+      {"telemetry of another shape", [](json& d) { d["telemetry"]["available"] = "no"; }},
+      {"no telemetry", [](json& d) { d.erase("telemetry"); }},
+      {"a per-rank entry without its ordinal", [](json& d) { d["per_rank"][0].erase("ordinal"); }},
+      {"a scaling sweep without points", [](json& d) {
+         d["scaling_sweep"] = {{"scaling", "weak"}, {"per_gpu_batch", 64}, {"reference", "x"},
+                               {"reference_images_per_sec", 1.0}};
+       }},
   };
   std::vector<fs::path> bad;
   for (size_t i = 0; i < edits.size(); ++i) {
@@ -287,6 +295,35 @@ TEST_F(ResultJson, RankFiguresReplaceTheDefault) {
   ASSERT_EQ(doc["per_rank"].size(), 2U);
   EXPECT_EQ(doc["per_rank"][1]["host"], "b");
   EXPECT_TRUE(doc["per_rank"][1]["images_per_sec"].is_null());
+}
+
+TEST_F(ResultJson, TelemetryScalingAndSweepMembersMatchTheSchema) {
+  const fs::path path = dir_ / "result.json";
+  ResultJsonReporter reporter(options(path.string()));
+  const RunInfo i = info();
+  reporter.header(i);
+  reporter.set_telemetry(telemetry::unavailable_report("NVML not found (libnvidia-ml.so.1): GPU telemetry off"));
+  reporter.set_scaling({{"baseline_images_per_sec", 3000.0}, {"devices", 1}, {"efficiency", 0.97}});
+  reporter.set_scaling_sweep({{"scaling", "weak"},
+                              {"per_gpu_batch", 256},
+                              {"reference", "the 1-GPU run"},
+                              {"reference_images_per_sec", 2909.1},
+                              {"points", json::array({{{"gpus", 1},
+                                                       {"images_per_sec", 2909.1},
+                                                       {"per_gpu_images_per_sec", 2909.1},
+                                                       {"efficiency", 1.0},
+                                                       {"interrupted", true}}})}});
+  reporter.summary(i, summary());
+  ASSERT_EQ(reporter.error(), "");
+  const json doc = read_json(path);
+  EXPECT_FALSE(doc["telemetry"]["available"].get<bool>());
+  EXPECT_THAT(doc["telemetry"]["reason"].get<std::string>(), HasSubstr("NVML not found"));
+  EXPECT_DOUBLE_EQ(doc["scaling"]["efficiency"].get<double>(), 0.97);
+  EXPECT_EQ(doc["scaling_sweep"]["points"][0]["gpus"], 1);
+  std::string output;
+  const int status = validate({path}, output);
+  if (status == 77) GTEST_SKIP() << "jsonschema is not installed for " << CNNBENCH_TEST_PYTHON;
+  EXPECT_EQ(status, 0) << output;
 }
 
 TEST_F(ResultJson, WriteFileAtomicallyReplacesContents) {

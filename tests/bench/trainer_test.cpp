@@ -8,6 +8,9 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <functional>
+#include <stdexcept>
+#include <string>
 #include <limits>
 #include <thread>
 #include <utility>
@@ -143,6 +146,107 @@ TEST(Trainer, StopDuringWarmupSkipsTheTimedLoop) {
   EXPECT_EQ(rig.exe.train_steps, 2);
   EXPECT_EQ(s.total_images_per_sec, 0.0);
   EXPECT_TRUE(rig.reporter.steps.empty());
+}
+
+TEST(Trainer, StopBeforeTheFirstStepRunsNoStep) {
+  Rig rig;
+  std::atomic<bool> stop{true};
+  const RunSummary s = rig.run(settings(100, 5), &stop);
+  EXPECT_TRUE(s.interrupted);
+  EXPECT_EQ(rig.exe.train_steps, 0);
+  EXPECT_EQ(s.steps, 0);
+  EXPECT_NE(s.stop_reason.find("before the first step"), std::string::npos) << s.stop_reason;
+}
+
+/// Rank 0 of two, whose peer (rank 1) votes with `peer_vote(vote index)`; the
+/// other collectives (all_gather of anything else) echo the value.
+class VotingPeer final : public mpi::Communicator {
+ public:
+  std::function<std::string(int)> peer_vote = [](int) { return "-"; };
+  int votes = 0;
+  [[nodiscard]] std::string name() const override { return "voting"; }
+  [[nodiscard]] int rank() const override { return 0; }
+  [[nodiscard]] int world_size() const override { return 2; }
+  [[nodiscard]] int local_rank() const override { return 0; }
+  [[nodiscard]] int local_size() const override { return 2; }
+  void all_reduce_sum(void*, int64_t, kernels::DType, void*) override {}
+  std::vector<std::string> all_gather(const std::string& value) override {
+    return {value, peer_vote(votes++)};
+  }
+  void barrier() override {}
+  [[noreturn]] void abort(int) override { throw std::logic_error("abort"); }
+};
+
+TEST(Trainer, EveryRankStopsAfterTheStepInWhichAnyRankAskedToStop) {
+  FakeClock clock;
+  FakeExecutable exe(clock);
+  VotingPeer comm;
+  RecordingReporter reporter;
+  // Votes: before warm-up steps 1 and 2, at the end of warm-up, then after each
+  // timed step: vote 3 follows timed step 1, vote 6 timed step 4.
+  comm.peer_vote = [](int vote) { return vote == 6 ? "S" : "-"; };
+  TrainerSettings s = settings(100, 2);
+  s.global_batch = 128;
+  Trainer trainer(exe, comm, reporter, s);
+  trainer.use_clock(clock);
+  const RunSummary r = trainer.run(RunInfo{});
+  EXPECT_TRUE(r.interrupted);
+  EXPECT_EQ(r.steps, 4);
+  EXPECT_EQ(comm.votes, 7);
+  EXPECT_NE(r.stop_reason.find("(asked on rank 1) during the timed loop, after step 4"), std::string::npos)
+      << r.stop_reason;
+}
+
+TEST(Trainer, APeersStopDuringWarmupStopsThisRankToo) {
+  FakeClock clock;
+  FakeExecutable exe(clock);
+  VotingPeer comm;
+  RecordingReporter reporter;
+  comm.peer_vote = [](int vote) { return vote == 1 ? "S" : "-"; };
+  Trainer trainer(exe, comm, reporter, settings(100, 5));
+  trainer.use_clock(clock);
+  const RunSummary r = trainer.run(RunInfo{});
+  EXPECT_TRUE(r.interrupted);
+  EXPECT_EQ(exe.train_steps, 1);
+  EXPECT_NE(r.stop_reason.find("during warm-up, after 1 of 5"), std::string::npos) << r.stop_reason;
+}
+
+TEST(Trainer, WithADurationEveryRankEndsWhenAnyRankSawItPass) {
+  FakeClock clock;
+  FakeExecutable exe(clock);
+  VotingPeer comm;
+  RecordingReporter reporter;
+  // This rank's clock would run to 1 s; the peer's passed the duration at timed step 3.
+  comm.peer_vote = [](int vote) { return vote == 3 ? "D" : "-"; };
+  TrainerSettings s = settings(0, 0);
+  s.duration_s = 1.0;
+  Trainer trainer(exe, comm, reporter, s);
+  trainer.use_clock(clock);
+  const RunSummary r = trainer.run(RunInfo{});
+  EXPECT_FALSE(r.interrupted);
+  EXPECT_EQ(r.steps, 3);
+}
+
+TEST(Trainer, HostTimeInTheGradientHookIsMeasuredOverTimedStepsOnly) {
+  FakeClock clock;
+  FakeExecutable exe(clock);
+  FakeCommunicator comm(2);
+  RecordingReporter reporter;
+  TrainerSettings s = settings(3, 2);
+  s.global_batch = 128;
+  Trainer trainer(exe, comm, reporter, s);
+  trainer.use_clock(clock);
+  // Each call blocks 1.5 ms, as an MPI all-reduce waiting for a slower rank.
+  trainer.use_grad_ready([&clock](int64_t, int64_t) { clock.advance_ms(1.5); });
+  int before = 0, after = 0, enqueued = 0;
+  trainer.use_timed_loop_hooks([&] { ++before; }, [&] { ++after; });
+  trainer.use_after_enqueue([&] { ++enqueued; });
+  const RunSummary r = trainer.run(RunInfo{});
+  // 3 timed steps × 2 ranges × 1.5 ms; the 2 warm-up steps are not counted.
+  EXPECT_NEAR(r.grad_hook_time_s, 0.009, 1e-12);
+  EXPECT_EQ(before, 1);
+  EXPECT_EQ(after, 1);
+  EXPECT_EQ(enqueued, 5);
 }
 
 TEST(Trainer, DurationRunsUntilThatTimeHasPassed) {

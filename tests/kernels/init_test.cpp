@@ -125,7 +125,8 @@ TEST(InitParameters, RejectsMissingFan) {
 TEST(RandomNormal, ConsecutiveElementsAreIndependentStandardNormals) {
   const uint64_t key = derive_key(99, 1);
   std::vector<float> x(kN);
-  for (int64_t i = 0; i < kN; ++i) x[static_cast<size_t>(i)] = static_cast<float>(random_normal(key, static_cast<uint64_t>(i)));
+  for (int64_t i = 0; i < kN; ++i)
+    x[static_cast<size_t>(i)] = static_cast<float>(random_normal(key, static_cast<uint64_t>(i)));
   expect_moments(moments(x.data(), kN), 0.0, 1.0);
   // Correlation of the cosine/sine pair (2k, 2k+1) and of neighbouring pairs.
   double pair = 0, next = 0;
@@ -173,8 +174,9 @@ TEST(SyntheticBatch, ImagesAreStandardNormalAndLabelsUniform) {
   }
   // 4000 draws over 10 classes: 400 ± 19 (binomial σ) per class; ±5σ.
   for (int count : histogram) EXPECT_NEAR(count, 400, 95);
-  EXPECT_THROW(synthetic_batch(1, 0, c, h, w, DataFormat::NHWC, classes, images.data(), labels.data()),
-               std::invalid_argument);
+  EXPECT_THROW(
+      synthetic_batch(1, 0, c, h, w, DataFormat::NHWC, classes, images.data(), labels.data()),
+      std::invalid_argument);
   EXPECT_THROW(synthetic_batch(1, n, c, h, w, DataFormat::NHWC, 0, images.data(), labels.data()),
                std::invalid_argument);
 }

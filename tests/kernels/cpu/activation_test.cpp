@@ -26,7 +26,7 @@ class ActivationTest : public ::testing::TestWithParam<ActivationCase> {};
 
 /// Inputs in [−8, 8] kept 0.05 away from the kinks at 0 and 6.
 std::vector<float> inputs(uint32_t seed) {
-  auto x = testing::uniform_vector(kShape.elements(), seed, -8.0F, 8.0F);
+  auto x = testutil::uniform_vector(kShape.elements(), seed, -8.0F, 8.0F);
   for (auto& v : x) {
     for (const float kink : {0.0F, 6.0F}) {
       if (std::fabs(v - kink) < 0.05F) v = kink + (v < kink ? -0.05F : 0.05F);
@@ -53,15 +53,15 @@ TEST_P(ActivationTest, BackwardMatchesFiniteDifferences) {
   Context ctx;
   ActivationLayer layer(ctx, kind, kShape, format);
   auto x = inputs(2);
-  const auto r = testing::uniform_vector(kShape.elements(), 3);
+  const auto r = testutil::uniform_vector(kShape.elements(), 3);
   std::vector<float> y(x.size()), dx(x.size());
   const auto objective = [&] {
     layer.forward(x.data(), y.data());
-    return testing::dot(y, r);
+    return testutil::dot(y, r);
   };
   objective();
   layer.backward(y.data(), r.data(), dx.data());
-  testing::expect_gradient(objective, x, dx, "activation dx");
+  testutil::expect_gradient(objective, x, dx, "activation dx");
 }
 
 TEST_P(ActivationTest, RunsInPlace) {
@@ -74,7 +74,7 @@ TEST_P(ActivationTest, RunsInPlace) {
   auto inplace = x;
   layer.forward(inplace.data(), inplace.data());
   EXPECT_EQ(inplace, y);
-  const auto r = testing::uniform_vector(kShape.elements(), 5);
+  const auto r = testutil::uniform_vector(kShape.elements(), 5);
   std::vector<float> dx(x.size());
   layer.backward(y.data(), r.data(), dx.data());
   auto dinplace = r;
@@ -82,16 +82,15 @@ TEST_P(ActivationTest, RunsInPlace) {
   EXPECT_EQ(dinplace, dx);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Kinds, ActivationTest,
-    ::testing::Values(ActivationCase{Kind::Relu, DataFormat::NHWC},
-                      ActivationCase{Kind::Relu, DataFormat::NCHW},
-                      ActivationCase{Kind::Relu6, DataFormat::NHWC},
-                      ActivationCase{Kind::Relu6, DataFormat::NCHW}),
-    [](const ::testing::TestParamInfo<ActivationCase>& param) {
-      return std::string(param.param.kind == Kind::Relu ? "relu_" : "relu6_") +
-             (param.param.format == DataFormat::NHWC ? "NHWC" : "NCHW");
-    });
+INSTANTIATE_TEST_SUITE_P(Kinds, ActivationTest,
+                         ::testing::Values(ActivationCase{Kind::Relu, DataFormat::NHWC},
+                                           ActivationCase{Kind::Relu, DataFormat::NCHW},
+                                           ActivationCase{Kind::Relu6, DataFormat::NHWC},
+                                           ActivationCase{Kind::Relu6, DataFormat::NCHW}),
+                         [](const ::testing::TestParamInfo<ActivationCase>& param) {
+                           return std::string(param.param.kind == Kind::Relu ? "relu_" : "relu6_") +
+                                  (param.param.format == DataFormat::NHWC ? "NHWC" : "NCHW");
+                         });
 
 }  // namespace
 }  // namespace cnnbench::kernels::cpu

@@ -14,8 +14,8 @@ namespace cnnbench::kernels::cpu {
 namespace {
 
 using models::Shape;
-using testing::dot;
-using testing::uniform_vector;
+using testutil::dot;
+using testutil::uniform_vector;
 
 constexpr Shape kShape{3, 4, 3, 5};
 
@@ -31,9 +31,9 @@ TEST_P(BatchNormTest, TrainingForwardAndRunningStatisticsFollowPyTorch) {
   const auto scale = uniform_vector(kShape.c, 2, 0.5F, 1.5F);
   const auto shift = uniform_vector(kShape.c, 3);
   std::vector<float> y(x.size());
-  const auto x_l = testing::to_layout(x, kShape, format);
+  const auto x_l = testutil::to_layout(x, kShape, format);
   layer.forward_training(x_l.data(), scale.data(), shift.data(), y.data());
-  const auto y_nchw = testing::from_layout(y, kShape, format);
+  const auto y_nchw = testutil::from_layout(y, kShape, format);
 
   const int64_t m = int64_t{kShape.n} * kShape.h * kShape.w;
   const int64_t hw = int64_t{kShape.h} * kShape.w;
@@ -52,7 +52,8 @@ TEST_P(BatchNormTest, TrainingForwardAndRunningStatisticsFollowPyTorch) {
     for (int n = 0; n < kShape.n; ++n)
       for (int64_t p = 0; p < hw; ++p) {
         const auto i = static_cast<size_t>((n * kShape.c + c) * hw + p);
-        expected[i] = static_cast<float>(scale[static_cast<size_t>(c)] * (x[i] - mean) / std::sqrt(var + attrs.eps) +
+        expected[i] = static_cast<float>(scale[static_cast<size_t>(c)] * (x[i] - mean) /
+                                             std::sqrt(var + attrs.eps) +
                                          shift[static_cast<size_t>(c)]);
       }
     EXPECT_NEAR(layer.batch_mean()[c], mean, 1e-5);
@@ -61,7 +62,7 @@ TEST_P(BatchNormTest, TrainingForwardAndRunningStatisticsFollowPyTorch) {
     EXPECT_NEAR(layer.running_mean()[c], 0.1 * mean, 1e-5);
     EXPECT_NEAR(layer.running_var()[c], 0.9 + 0.1 * var * m / (m - 1), 1e-5);
   }
-  testing::expect_near_all(y_nchw, expected, 1e-5F, "batchnorm training output");
+  testutil::expect_near_all(y_nchw, expected, 1e-5F, "batchnorm training output");
 }
 
 TEST_P(BatchNormTest, InferenceUsesRunningStatistics) {
@@ -79,16 +80,16 @@ TEST_P(BatchNormTest, InferenceUsesRunningStatistics) {
   const auto scale = uniform_vector(kShape.c, 7, 0.5F, 1.5F);
   const auto shift = uniform_vector(kShape.c, 8);
   std::vector<float> y(x.size());
-  const auto x_l = testing::to_layout(x, kShape, format);
+  const auto x_l = testutil::to_layout(x, kShape, format);
   layer.forward_inference(x_l.data(), scale.data(), shift.data(), y.data());
-  const auto y_nchw = testing::from_layout(y, kShape, format);
+  const auto y_nchw = testutil::from_layout(y, kShape, format);
   std::vector<float> expected(x.size());
   const int64_t hw = int64_t{kShape.h} * kShape.w;
   for (size_t i = 0; i < x.size(); ++i) {
     const auto c = static_cast<size_t>((static_cast<int64_t>(i) / hw) % kShape.c);
     expected[i] = scale[c] * (x[i] - mean[c]) / std::sqrt(var[c] + attrs.eps) + shift[c];
   }
-  testing::expect_near_all(y_nchw, expected, 1e-5F, "batchnorm inference output");
+  testutil::expect_near_all(y_nchw, expected, 1e-5F, "batchnorm inference output");
   // Inference leaves the running statistics alone.
   EXPECT_EQ(layer.running_mean()[0], mean[0]);
 }
@@ -109,9 +110,9 @@ TEST_P(BatchNormTest, GradientsMatchFiniteDifferences) {
   objective();
   std::vector<float> dx(x.size()), dscale(scale.size()), dshift(shift.size());
   layer.backward(x.data(), r.data(), scale.data(), dx.data(), dscale.data(), dshift.data());
-  testing::expect_gradient(objective, x, dx, "batchnorm dx");
-  testing::expect_gradient(objective, scale, dscale, "batchnorm dscale");
-  testing::expect_gradient(objective, shift, dshift, "batchnorm dshift");
+  testutil::expect_gradient(objective, x, dx, "batchnorm dx");
+  testutil::expect_gradient(objective, scale, dscale, "batchnorm dscale");
+  testutil::expect_gradient(objective, shift, dshift, "batchnorm dshift");
 }
 
 TEST(BatchNormLayer, TrainingNeedsMoreThanOneValuePerChannel) {
@@ -121,7 +122,8 @@ TEST(BatchNormLayer, TrainingNeedsMoreThanOneValuePerChannel) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, BatchNormTest,
-                         ::testing::Values(DataFormat::NHWC, DataFormat::NCHW), testing::format_name);
+                         ::testing::Values(DataFormat::NHWC, DataFormat::NCHW),
+                         testutil::format_name);
 
 }  // namespace
 }  // namespace cnnbench::kernels::cpu

@@ -14,9 +14,9 @@ namespace {
 
 using models::ConvAttrs;
 using models::Shape;
-using testing::dot;
-using testing::expect_gradient;
-using testing::uniform_vector;
+using testutil::dot;
+using testutil::expect_gradient;
+using testutil::uniform_vector;
 
 struct ConvCase {
   std::string name;
@@ -80,10 +80,12 @@ std::vector<float> reference_conv(const ConvCase& c, const std::vector<float>& x
                 const int iw = ow * a.stride_w - a.pad_w + s;
                 if (ih < 0 || ih >= in.h || iw < 0 || iw >= in.w) continue;
                 const int ch = g * cg + ci;
-                sum += static_cast<double>(x[static_cast<size_t>(((n * in.c + ch) * in.h + ih) * in.w + iw)]) *
+                sum += static_cast<double>(
+                           x[static_cast<size_t>(((n * in.c + ch) * in.h + ih) * in.w + iw)]) *
                        w[static_cast<size_t>(((k * cg + ci) * a.kernel_h + r) * a.kernel_w + s)];
               }
-          y[static_cast<size_t>(((n * out.c + k) * out.h + oh) * out.w + ow)] = static_cast<float>(sum);
+          y[static_cast<size_t>(((n * out.c + k) * out.h + oh) * out.w + ow)] =
+              static_cast<float>(sum);
         }
   return y;
 }
@@ -103,11 +105,11 @@ TEST_P(ConvTest, ForwardMatchesDirectConvolution) {
     for (const WeightFormat wf : {WeightFormat::Preferred, WeightFormat::Plain}) {
       Context ctx;
       ConvLayer layer(ctx, c.attrs, c.in, out, format, true, wf);
-      const auto x_l = testing::to_layout(x, c.in, format);
+      const auto x_l = testutil::to_layout(x, c.in, format);
       std::vector<float> y(static_cast<size_t>(out.elements()));
       layer.forward(x_l.data(), w.data(), b.data(), y.data());
-      testing::expect_near_all(testing::from_layout(y, out, format), reference_conv(c, x, w, b),
-                               1e-5F, c.name);
+      testutil::expect_near_all(testutil::from_layout(y, out, format), reference_conv(c, x, w, b),
+                                1e-5F, c.name);
     }
   }
 }
@@ -135,7 +137,7 @@ TEST_P(ConvTest, GradientsMatchFiniteDifferences) {
     layer.backward_data(r.data(), w.data(), dx.data());
     layer.backward_weights(x.data(), r.data(), dw.data(), c.attrs.bias ? db.data() : nullptr);
     // 150 probes per tensor (spread evenly) keep the ten cases under a second.
-    const testing::FdOptions opt{.max_checks = 150};
+    const testutil::FdOptions opt{.max_checks = 150};
     expect_gradient(objective, x, dx, "dgrad", opt);
     expect_gradient(objective, w, dw, "wgrad", opt);
     if (c.attrs.bias) expect_gradient(objective, b, db, "bias gradient", opt);
@@ -145,14 +147,15 @@ TEST_P(ConvTest, GradientsMatchFiniteDifferences) {
 TEST(ConvLayer, RejectsInconsistentShapes) {
   Context ctx;
   const ConvAttrs a = conv(4, 3, 3, 1, 1, 1, 1, false);
-  EXPECT_THROW(ConvLayer(ctx, a, {2, 3, 6, 6}, {2, 4, 5, 6}, DataFormat::NHWC), std::invalid_argument);
+  EXPECT_THROW(ConvLayer(ctx, a, {2, 3, 6, 6}, {2, 4, 5, 6}, DataFormat::NHWC),
+               std::invalid_argument);
   EXPECT_THROW(ConvLayer(ctx, conv(4, 3, 3, 1, 1, 1, 2, false), {2, 3, 6, 6}, {2, 4, 6, 6},
                          DataFormat::NHWC),
                std::invalid_argument);
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, ConvTest, ::testing::Values(DataFormat::NHWC, DataFormat::NCHW),
-                         testing::format_name);
+                         testutil::format_name);
 
 }  // namespace
 }  // namespace cnnbench::kernels::cpu

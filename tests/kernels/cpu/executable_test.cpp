@@ -77,8 +77,19 @@ Graph tiny_vgg(int classes = 6) {
   Graph g("tiny_vgg", 3);
   const NodeId f = g.add_relu(g.add_conv(g.input(), conv(5, 3, 1, true), "conv"), "relu");
   const NodeId p = g.add_pool(f, pool(PoolAttrs::Kind::Max, 2, 2, 0), "pool");
-  const NodeId h = g.add_relu(g.add_fc(g.add_flatten(p, "flatten"), {.out_features = 32}, "fc1"), "fc1_relu");
-  g.add_softmax_cross_entropy(g.add_fc(g.add_dropout(h, 0.5F, "dropout"), {.out_features = classes}, "fc2"), "loss");
+  const NodeId h =
+      g.add_relu(g.add_fc(g.add_flatten(p, "flatten"), {.out_features = 32}, "fc1"), "fc1_relu");
+  g.add_softmax_cross_entropy(
+      g.add_fc(g.add_dropout(h, 0.5F, "dropout"), {.out_features = classes}, "fc2"), "loss");
+  return g;
+}
+
+/// tf_cnn_benchmarks' trivial model: flatten of the images (a view of the input
+/// in NCHW, a reorder in NHWC) and one FC layer.
+Graph tiny_trivial(int classes = 4) {
+  Graph g("tiny_trivial", 3);
+  g.add_softmax_cross_entropy(
+      g.add_fc(g.add_flatten(g.input(), "flatten"), {.out_features = classes}, "fc"), "loss");
   return g;
 }
 
@@ -122,8 +133,8 @@ TEST_P(ExecutableTest, ParameterGradientsMatchFiniteDifferences) {
     // h = 1e-3: the loss is one fp32 number (rounding ≈ 2.4e-7, so ≈ 1.2e-4 in
     // the difference quotient), and a larger step lets more ReLU inputs cross
     // zero. rtol 2e-2 and atol 1e-2 of the largest gradient cover both.
-    testing::expect_gradient(objective, p, analytic, "parameter gradient",
-                             {.step = 1e-3F, .rtol = 2e-2, .atol = 1e-2, .max_checks = 300});
+    testutil::expect_gradient(objective, p, analytic, "parameter gradient",
+                              {.step = 1e-3F, .rtol = 2e-2, .atol = 1e-2, .max_checks = 300});
   }
 }
 
@@ -160,7 +171,8 @@ TEST_P(ExecutableTest, GradReadyRangesCoverTheBufferOnceInOrderBeforeTheUpdate) 
 }
 
 TEST(Executable, NhwcAndNchwAgree) {
-  for (const Graph& g : {tiny_resnet(10, PoolAttrs::Kind::Max), tiny_inception(), tiny_vgg()}) {
+  for (const Graph& g :
+       {tiny_resnet(10, PoolAttrs::Kind::Max), tiny_inception(), tiny_vgg(), tiny_trivial()}) {
     SCOPED_TRACE(g.name());
     auto nhwc = compile(g, options(DataFormat::NHWC));
     auto nchw = compile(g, options(DataFormat::NCHW));
@@ -171,11 +183,11 @@ TEST(Executable, NhwcAndNchwAgree) {
       nhwc->train_step(a, {});
       nchw->train_step(b, {});
       EXPECT_NEAR(nhwc->loss(), nchw->loss(), 1e-5F * std::fabs(nchw->loss()));
-      testing::expect_near_all(copy_of(nhwc->gradients()), copy_of(nchw->gradients()), 1e-4F,
-                               "gradients");
+      testutil::expect_near_all(copy_of(nhwc->gradients()), copy_of(nchw->gradients()), 1e-4F,
+                                "gradients");
     }
-    testing::expect_near_all(copy_of(nhwc->parameters()), copy_of(nchw->parameters()), 1e-5F,
-                             "parameters after three steps");
+    testutil::expect_near_all(copy_of(nhwc->parameters()), copy_of(nchw->parameters()), 1e-5F,
+                              "parameters after three steps");
   }
 }
 
@@ -244,6 +256,32 @@ TEST(Executable, DropoutMasksAreReproducibleFromTheSeed) {
   EXPECT_NE(c->loss(), losses[0]);
 }
 
+TEST(Executable, ThreadCountDoesNotChangeResults) {
+  // The one test on two threads: our OpenMP loops and oneDNN's must give the
+  // single-thread results (up to summation order) on every op of the small graphs.
+  for (const DataFormat format : {DataFormat::NHWC, DataFormat::NCHW}) {
+    for (const Graph& g : {tiny_resnet(10, PoolAttrs::Kind::Max), tiny_inception(), tiny_vgg()}) {
+      SCOPED_TRACE(g.name());
+      CompileOptions one = options(format);
+      one.num_threads = 1;
+      CompileOptions two = options(format);
+      two.num_threads = 2;
+      auto a = compile(g, one);
+      auto b = compile(g, two);
+      EXPECT_NE(b->description().find(", 2 threads, "), std::string::npos) << b->description();
+      const Batch ba = a->synthetic_batch(6);
+      const Batch bb = b->synthetic_batch(6);
+      for (int step = 0; step < 2; ++step) {
+        a->train_step(ba, {});
+        b->train_step(bb, {});
+        EXPECT_NEAR(a->loss(), b->loss(), 1e-5F * std::fabs(a->loss()));
+        testutil::expect_near_all(copy_of(a->gradients()), copy_of(b->gradients()), 1e-4F,
+                                  "gradients");
+      }
+    }
+  }
+}
+
 TEST(Executable, DescriptionMemoryAndThreads) {
   const Graph g = tiny_resnet();
   CompileOptions o = options(DataFormat::NHWC);
@@ -297,7 +335,8 @@ TEST(Executable, RejectsUnsupportedOptions) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, ExecutableTest,
-                         ::testing::Values(DataFormat::NHWC, DataFormat::NCHW), testing::format_name);
+                         ::testing::Values(DataFormat::NHWC, DataFormat::NCHW),
+                         testutil::format_name);
 
 }  // namespace
 }  // namespace cnnbench::kernels::cpu

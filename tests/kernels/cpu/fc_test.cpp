@@ -33,11 +33,9 @@ TEST_P(FcTest, ForwardUsesPyTorchFeatureOrder) {
   for (const FcCase& c : cases()) {
     const Shape out{c.in.n, c.attrs.out_features, 1, 1};
     const int64_t features = c.in.per_image();
-    Context ctx;
-    FullyConnectedLayer layer(ctx, c.attrs, c.in, out, format);
-    const auto x = testing::uniform_vector(c.in.elements(), 1);  // logical NCHW
-    const auto w = testing::uniform_vector(c.attrs.out_features * features, 2);
-    const auto b = testing::uniform_vector(c.attrs.out_features, 3);
+    const auto x = testutil::uniform_vector(c.in.elements(), 1);  // logical NCHW
+    const auto w = testutil::uniform_vector(c.attrs.out_features * features, 2);
+    const auto b = testutil::uniform_vector(c.attrs.out_features, 3);
     std::vector<float> expected(static_cast<size_t>(out.elements()));
     for (int n = 0; n < c.in.n; ++n)
       for (int o = 0; o < c.attrs.out_features; ++o) {
@@ -48,40 +46,47 @@ TEST_P(FcTest, ForwardUsesPyTorchFeatureOrder) {
         }
         expected[static_cast<size_t>(n * c.attrs.out_features + o)] = static_cast<float>(sum);
       }
-    const auto x_l = testing::to_layout(x, c.in, format);
-    std::vector<float> y(expected.size());
-    layer.forward(x_l.data(), w.data(), b.data(), y.data());
-    testing::expect_near_all(y, expected, 1e-5F, "fc forward");
+    const auto x_l = testutil::to_layout(x, c.in, format);
+    for (const WeightFormat wf :
+         {WeightFormat::Auto, WeightFormat::Preferred, WeightFormat::Plain}) {
+      Context ctx;
+      FullyConnectedLayer layer(ctx, c.attrs, c.in, out, format, true, wf);
+      std::vector<float> y(expected.size());
+      layer.forward(x_l.data(), w.data(), b.data(), y.data());
+      testutil::expect_near_all(y, expected, 1e-5F, "fc forward");
+    }
   }
 }
 
 TEST_P(FcTest, GradientsMatchFiniteDifferences) {
   const DataFormat format = GetParam();
   for (const FcCase& c : cases()) {
-    const Shape out{c.in.n, c.attrs.out_features, 1, 1};
-    Context ctx;
-    FullyConnectedLayer layer(ctx, c.attrs, c.in, out, format);
-    auto x = testing::uniform_vector(c.in.elements(), 11);
-    auto w = testing::uniform_vector(c.attrs.out_features * c.in.per_image(), 12);
-    auto b = testing::uniform_vector(c.attrs.out_features, 13);
-    const auto r = testing::uniform_vector(out.elements(), 14);
-    std::vector<float> y(static_cast<size_t>(out.elements()));
-    const auto objective = [&] {
-      layer.forward(x.data(), w.data(), b.data(), y.data());
-      return testing::dot(y, r);
-    };
-    std::vector<float> dx(x.size()), dw(w.size()), db(b.size());
-    objective();
-    layer.backward_data(r.data(), w.data(), dx.data());
-    layer.backward_weights(x.data(), r.data(), dw.data(), db.data());
-    testing::expect_gradient(objective, x, dx, "fc dx");
-    testing::expect_gradient(objective, w, dw, "fc dW");
-    if (c.attrs.bias) testing::expect_gradient(objective, b, db, "fc db");
+    for (const WeightFormat wf : {WeightFormat::Auto, WeightFormat::Preferred}) {
+      const Shape out{c.in.n, c.attrs.out_features, 1, 1};
+      Context ctx;
+      FullyConnectedLayer layer(ctx, c.attrs, c.in, out, format, true, wf);
+      auto x = testutil::uniform_vector(c.in.elements(), 11);
+      auto w = testutil::uniform_vector(c.attrs.out_features * c.in.per_image(), 12);
+      auto b = testutil::uniform_vector(c.attrs.out_features, 13);
+      const auto r = testutil::uniform_vector(out.elements(), 14);
+      std::vector<float> y(static_cast<size_t>(out.elements()));
+      const auto objective = [&] {
+        layer.forward(x.data(), w.data(), b.data(), y.data());
+        return testutil::dot(y, r);
+      };
+      std::vector<float> dx(x.size()), dw(w.size()), db(b.size());
+      objective();
+      layer.backward_data(r.data(), w.data(), dx.data());
+      layer.backward_weights(x.data(), r.data(), dw.data(), db.data());
+      testutil::expect_gradient(objective, x, dx, "fc dx");
+      testutil::expect_gradient(objective, w, dw, "fc dW");
+      if (c.attrs.bias) testutil::expect_gradient(objective, b, db, "fc db");
+    }
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, FcTest, ::testing::Values(DataFormat::NHWC, DataFormat::NCHW),
-                         testing::format_name);
+                         testutil::format_name);
 
 }  // namespace
 }  // namespace cnnbench::kernels::cpu

@@ -12,12 +12,14 @@
 namespace cnnbench::kernels::cpu {
 namespace {
 
-double reference_loss(const std::vector<float>& x, const std::vector<int32_t>& labels, int classes) {
+double reference_loss(const std::vector<float>& x, const std::vector<int32_t>& labels,
+                      int classes) {
   double total = 0.0;
   const auto n = static_cast<int>(labels.size());
   for (int i = 0; i < n; ++i) {
     double sum = 0.0;
-    for (int k = 0; k < classes; ++k) sum += std::exp(static_cast<double>(x[static_cast<size_t>(i * classes + k)]));
+    for (int k = 0; k < classes; ++k)
+      sum += std::exp(static_cast<double>(x[static_cast<size_t>(i * classes + k)]));
     total += std::log(sum) - x[static_cast<size_t>(i * classes + labels[static_cast<size_t>(i)])];
   }
   return total / n;
@@ -26,7 +28,7 @@ double reference_loss(const std::vector<float>& x, const std::vector<int32_t>& l
 TEST(SoftmaxCrossEntropy, LossMatchesReference) {
   const int n = 5, classes = 7;
   SoftmaxCrossEntropyLayer layer(n, classes);
-  const auto x = testing::uniform_vector(n * classes, 1, -3.0F, 3.0F);
+  const auto x = testutil::uniform_vector(n * classes, 1, -3.0F, 3.0F);
   const std::vector<int32_t> labels{0, 6, 3, 3, 1};
   EXPECT_NEAR(layer.forward(x.data(), labels.data()), reference_loss(x, labels, classes), 1e-6);
   // Uniform logits: log(classes).
@@ -50,14 +52,17 @@ TEST(SoftmaxCrossEntropy, StableForHugeLogits) {
 TEST(SoftmaxCrossEntropy, GradientMatchesFiniteDifferences) {
   const int n = 4, classes = 6;
   SoftmaxCrossEntropyLayer layer(n, classes);
-  auto x = testing::uniform_vector(n * classes, 2, -2.0F, 2.0F);
+  auto x = testutil::uniform_vector(n * classes, 2, -2.0F, 2.0F);
   const std::vector<int32_t> labels{5, 0, 2, 2};
   std::vector<float> d(x.size());
   layer.forward(x.data(), labels.data());
   layer.backward(d.data());
-  const auto objective = [&] { return static_cast<double>(layer.forward(x.data(), labels.data())); };
+  const auto objective = [&] {
+    return static_cast<double>(layer.forward(x.data(), labels.data()));
+  };
   // The loss is one fp32 number, so its rounding (≈ 1e-7) over 2h = 2e-2 needs the absolute term.
-  testing::expect_gradient(objective, x, d, "loss dlogits", {.step = 1e-2F, .rtol = 1e-2, .atol = 2e-3});
+  testutil::expect_gradient(objective, x, d, "loss dlogits",
+                            {.step = 1e-2F, .rtol = 1e-2, .atol = 2e-3});
   // Each row of the gradient sums to zero (softmax sums to one).
   for (int i = 0; i < n; ++i) {
     double row = 0.0;

@@ -14,12 +14,12 @@ namespace {
 TEST(SgdMomentum, MatchesTorchOptimSgdOverSeveralSteps) {
   const OptimizerConfig config{.learning_rate = 0.05F, .momentum = 0.9F, .weight_decay = 1e-3F};
   const int64_t n = 1000;
-  auto w = testing::uniform_vector(n, 1);
+  auto w = testutil::uniform_vector(n, 1);
   std::vector<float> v(static_cast<size_t>(n), 0.0F);
   std::vector<double> w_ref(w.begin(), w.end());
   std::vector<double> buf(static_cast<size_t>(n));
   for (int step = 0; step < 4; ++step) {
-    const auto g = testing::uniform_vector(n, 10U + static_cast<uint32_t>(step));
+    const auto g = testutil::uniform_vector(n, 10U + static_cast<uint32_t>(step));
     sgd_momentum_update(config, w.data(), g.data(), v.data(), n);
     // torch/optim/sgd.py (_single_tensor_sgd): d_p = grad + wd·p; the buffer is
     // clone(d_p) on the first step, then momentum·buf + d_p; p −= lr·buf.

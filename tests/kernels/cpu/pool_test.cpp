@@ -74,7 +74,8 @@ std::vector<float> reference_pool(const PoolCase& c, const std::vector<float>& x
     for (int oh = 0; oh < out.h; ++oh)
       for (int ow = 0; ow < out.w; ++ow) {
         int hs = oh * a.stride_h - a.pad_h, ws = ow * a.stride_w - a.pad_w;
-        int he = std::min(hs + a.kernel_h, in.h + a.pad_h), we = std::min(ws + a.kernel_w, in.w + a.pad_w);
+        int he = std::min(hs + a.kernel_h, in.h + a.pad_h),
+            we = std::min(ws + a.kernel_w, in.w + a.pad_w);
         const int pool_size = (he - hs) * (we - ws);
         hs = std::max(hs, 0);
         ws = std::max(ws, 0);
@@ -100,12 +101,12 @@ TEST_P(PoolTest, ForwardMatchesPyTorchSemantics) {
     SCOPED_TRACE(c.name);
     Context ctx;
     PoolLayer layer(ctx, c.attrs, c.in, c.out(), format);
-    const auto x = testing::uniform_vector(c.in.elements(), 1);
-    const auto x_l = testing::to_layout(x, c.in, format);
+    const auto x = testutil::uniform_vector(c.in.elements(), 1);
+    const auto x_l = testutil::to_layout(x, c.in, format);
     std::vector<float> y(static_cast<size_t>(c.out().elements()));
     layer.forward(x_l.data(), y.data());
-    testing::expect_near_all(testing::from_layout(y, c.out(), format), reference_pool(c, x), 1e-6F,
-                             c.name);
+    testutil::expect_near_all(testutil::from_layout(y, c.out(), format), reference_pool(c, x),
+                              1e-6F, c.name);
   }
 }
 
@@ -116,16 +117,16 @@ TEST_P(PoolTest, BackwardMatchesFiniteDifferences) {
     Context ctx;
     PoolLayer layer(ctx, c.attrs, c.in, c.out(), format);
     // Distinct values 0.05 apart: a step of 0.01 never changes which element wins a max.
-    auto x = testing::distinct_values(c.in.elements(), 2, 0.05F);
-    const auto r = testing::uniform_vector(c.out().elements(), 3);
+    auto x = testutil::distinct_values(c.in.elements(), 2, 0.05F);
+    const auto r = testutil::uniform_vector(c.out().elements(), 3);
     std::vector<float> y(static_cast<size_t>(c.out().elements())), dx(x.size(), 99.0F);
     const auto objective = [&] {
       layer.forward(x.data(), y.data());
-      return testing::dot(y, r);
+      return testutil::dot(y, r);
     };
     objective();
     layer.backward(r.data(), dx.data());
-    testing::expect_gradient(objective, x, dx, c.name + " dx");
+    testutil::expect_gradient(objective, x, dx, c.name + " dx");
   }
 }
 
@@ -133,14 +134,15 @@ TEST_P(PoolTest, AdaptiveAveragePoolingWithUnevenWindows) {
   const DataFormat format = GetParam();
   // in → out pairs with windows of different sizes (7 → 3: [0,3), [2,5), [4,7)),
   // global pooling, and more outputs than inputs (overlapping windows).
-  const std::vector<std::pair<Shape, Shape>> shapes{
-      {{2, 3, 7, 5}, {2, 3, 3, 2}}, {{2, 3, 5, 5}, {2, 3, 1, 1}}, {{2, 2, 3, 3}, {2, 2, 5, 4}},
-      {{2, 3, 6, 6}, {2, 3, 4, 4}}};
+  const std::vector<std::pair<Shape, Shape>> shapes{{{2, 3, 7, 5}, {2, 3, 3, 2}},
+                                                    {{2, 3, 5, 5}, {2, 3, 1, 1}},
+                                                    {{2, 2, 3, 3}, {2, 2, 5, 4}},
+                                                    {{2, 3, 6, 6}, {2, 3, 4, 4}}};
   for (const auto& [in, out] : shapes) {
-    SCOPED_TRACE(std::to_string(in.h) + "x" + std::to_string(in.w) + " -> " + std::to_string(out.h) +
-                 "x" + std::to_string(out.w));
+    SCOPED_TRACE(std::to_string(in.h) + "x" + std::to_string(in.w) + " -> " +
+                 std::to_string(out.h) + "x" + std::to_string(out.w));
     AdaptiveAvgPoolLayer layer(in, out, format);
-    auto x = testing::uniform_vector(in.elements(), 4);
+    auto x = testutil::uniform_vector(in.elements(), 4);
     std::vector<float> expected(static_cast<size_t>(out.elements()));
     for (int nc = 0; nc < in.n * in.c; ++nc)
       for (int oh = 0; oh < out.h; ++oh)
@@ -153,30 +155,32 @@ TEST_P(PoolTest, AdaptiveAveragePoolingWithUnevenWindows) {
           expected[static_cast<size_t>((nc * out.h + oh) * out.w + ow)] =
               static_cast<float>(sum / ((he - hs) * (we - ws)));
         }
-    auto x_l = testing::to_layout(x, in, format);
+    auto x_l = testutil::to_layout(x, in, format);
     std::vector<float> y(expected.size());
     layer.forward(x_l.data(), y.data());
-    testing::expect_near_all(testing::from_layout(y, out, format), expected, 1e-6F, "adaptive forward");
+    testutil::expect_near_all(testutil::from_layout(y, out, format), expected, 1e-6F,
+                              "adaptive forward");
 
-    const auto r = testing::uniform_vector(out.elements(), 5);
+    const auto r = testutil::uniform_vector(out.elements(), 5);
     std::vector<float> dx(x.size());
     layer.backward(r.data(), dx.data());
     const auto objective = [&] {
       layer.forward(x_l.data(), y.data());
-      return testing::dot(y, r);
+      return testutil::dot(y, r);
     };
-    testing::expect_gradient(objective, x_l, dx, "adaptive dx");
+    testutil::expect_gradient(objective, x_l, dx, "adaptive dx");
   }
 }
 
 TEST(PoolLayer, RejectsWrongOutputSize) {
   Context ctx;
-  EXPECT_THROW(PoolLayer(ctx, pool(kMax, 3, 2, 0, false), {2, 3, 8, 8}, {2, 3, 4, 4}, DataFormat::NHWC),
-               std::invalid_argument);
+  EXPECT_THROW(
+      PoolLayer(ctx, pool(kMax, 3, 2, 0, false), {2, 3, 8, 8}, {2, 3, 4, 4}, DataFormat::NHWC),
+      std::invalid_argument);
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, PoolTest, ::testing::Values(DataFormat::NHWC, DataFormat::NCHW),
-                         testing::format_name);
+                         testutil::format_name);
 
 }  // namespace
 }  // namespace cnnbench::kernels::cpu

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -16,11 +17,23 @@
 #include "kernels/cpu/layout.h"
 #include "models/graph.h"
 
-namespace cnnbench::kernels::cpu::testing {
+namespace cnnbench::kernels::cpu::testutil {
 
 using models::Shape;
 
-inline std::vector<float> uniform_vector(int64_t n, uint32_t seed, float lo = -1.0F, float hi = 1.0F) {
+/// Runs each test binary on one OpenMP thread. The tests make thousands of tiny
+/// oneDNN calls; under `ctest -j2` on two cores, two processes with two spinning
+/// OpenMP threads each make every parallel region wait for a descheduled thread
+/// (a 0.2 s test took 25 s). Executable.ThreadCountDoesNotChangeResults runs two.
+class SingleThreadEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override { omp_set_num_threads(1); }
+};
+inline ::testing::Environment* const kSingleThread =
+    ::testing::AddGlobalTestEnvironment(new SingleThreadEnvironment);
+
+inline std::vector<float> uniform_vector(int64_t n, uint32_t seed, float lo = -1.0F,
+                                         float hi = 1.0F) {
   std::mt19937 gen(seed);
   std::uniform_real_distribution<float> dist(lo, hi);
   std::vector<float> v(static_cast<size_t>(n));
@@ -42,7 +55,8 @@ inline std::vector<float> away_from_zero(int64_t n, uint32_t seed, float gap, fl
 /// Distinct values spaced `gap` apart in random order (no ties for max pooling).
 inline std::vector<float> distinct_values(int64_t n, uint32_t seed, float gap) {
   std::vector<float> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = (static_cast<float>(i) - static_cast<float>(n) / 2) * gap;
+  for (int64_t i = 0; i < n; ++i)
+    v[static_cast<size_t>(i)] = (static_cast<float>(i) - static_cast<float>(n) / 2) * gap;
   std::mt19937 gen(seed);
   std::shuffle(v.begin(), v.end(), gen);
   return v;
@@ -142,4 +156,4 @@ inline const char* format_name(const ::testing::TestParamInfo<DataFormat>& info)
   return info.param == DataFormat::NHWC ? "NHWC" : "NCHW";
 }
 
-}  // namespace cnnbench::kernels::cpu::testing
+}  // namespace cnnbench::kernels::cpu::testutil

@@ -1,0 +1,87 @@
+#include "bench/multi_gpu.h"
+
+#include <exception>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "bench/flags.h"
+#include "bench/run.h"
+#include "bench/telemetry_session.h"
+#include "mpi/local_group.h"
+
+namespace cnnbench::bench {
+namespace {
+
+WorkerResult run_local_group(const BenchmarkPlan& group_plan, const DeviceSelection& selection,
+                             const std::vector<DeviceEntry>& gpus, const std::atomic<bool>* stop,
+                             std::ostream& out, std::ostream& err, const WorkerOutput& rank0_output) {
+  std::vector<int> ordinals;
+  for (const auto& g : gpus) ordinals.push_back(g.ordinal);
+  const std::unique_ptr<mpi::LocalGroup> group = mpi::make_local_group(ordinals);
+  const int n = group->size();
+  std::vector<WorkerResult> results(static_cast<size_t>(n));
+  std::vector<std::thread> threads;
+  threads.reserve(static_cast<size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        // The backend first: making it probes the GPUs and selects device 0.
+        const std::unique_ptr<kernels::Backend> backend = make_backend(selection);
+        group->bind_thread(r);
+        WorkerOutput output;
+        if (r == 0) {
+          output = rank0_output;
+        } else {
+          output.out = &out;  // --verbose lines only
+        }
+        results[static_cast<size_t>(r)] =
+            run_worker(group_plan, *backend, group->member(r), gpus[static_cast<size_t>(r)], stop, output);
+      } catch (const std::exception& e) {
+        const bool usage = dynamic_cast<const UsageError*>(&e) != nullptr;
+        const std::string message = "cnnbench: error: GPU " + std::to_string(ordinals[static_cast<size_t>(r)]) +
+                                    " (worker " + std::to_string(r) + " of " + std::to_string(n) +
+                                    "): " + e.what() + "\n";
+        out.flush();
+        err << message;
+        err.flush();
+        group->member(r).abort(usage ? kExitUsage : kExitFailure);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  return std::move(results.front());
+}
+
+}  // namespace
+
+WorkerResult run_in_process(const BenchmarkPlan& plan, const DeviceSelection& selection,
+                            const std::vector<DeviceEntry>& gpus, const std::atomic<bool>* stop,
+                            std::ostream& out, std::ostream& err,
+                            const std::function<nlohmann::ordered_json(const RunInfo&, const RunSummary&)>&
+                                scaling_sweep_json) {
+  const std::unique_ptr<TelemetrySession> telemetry =
+      make_telemetry_session(plan.device_kind, plan.config.telemetry_interval_ms, gpus);
+  WorkerOutput output;
+  output.out = &out;
+  output.telemetry = telemetry.get();
+  output.scaling_sweep_json = scaling_sweep_json;
+
+  if (gpus.size() > 1) {
+    BenchmarkPlan group_plan = plan;
+    if (group_plan.cuda_graph) {
+      group_plan.cuda_graph = false;
+      group_plan.notes.push_back(
+          "CUDA graph:  off (several GPUs in one process: NCCL collectives captured in graphs can "
+          "deadlock; one rank per GPU under mpirun keeps them)");
+    }
+    return run_local_group(group_plan, selection, gpus, stop, out, err, output);
+  }
+  const std::unique_ptr<mpi::Communicator> comm = mpi::make_single_worker();
+  const std::unique_ptr<kernels::Backend> backend = make_backend(selection);
+  const DeviceEntry device = gpus.empty() ? cpu_device_entry(plan.environment) : gpus.front();
+  return run_worker(plan, *backend, *comm, device, stop, output);
+}
+
+}  // namespace cnnbench::bench

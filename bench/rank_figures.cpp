@@ -1,0 +1,154 @@
+#include "bench/rank_figures.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+#include <stdexcept>
+
+#include "bench/stats.h"
+
+namespace cnnbench::bench {
+namespace {
+
+template <typename... Args>
+std::string fmt(const char* format, Args... args) {
+  const int n = std::snprintf(nullptr, 0, format, args...);
+  std::string s(static_cast<size_t>(n), '\0');
+  std::snprintf(s.data(), s.size() + 1, format, args...);
+  return s;
+}
+
+nlohmann::json percentiles_to_json(const Percentiles& p) {
+  return {p.mean, p.min, p.p50, p.p90, p.p99, p.max};
+}
+
+Percentiles percentiles_from_json(const nlohmann::json& j) {
+  Percentiles p;
+  p.mean = j.at(0).get<double>();
+  p.min = j.at(1).get<double>();
+  p.p50 = j.at(2).get<double>();
+  p.p90 = j.at(3).get<double>();
+  p.p99 = j.at(4).get<double>();
+  p.max = j.at(5).get<double>();
+  return p;
+}
+
+std::string device_of(const RankFigures& r) {
+  return r.devices.empty() ? std::string("-") : r.devices.front();
+}
+
+std::string where(const RankFigures& r) {
+  std::string s = "rank " + std::to_string(r.rank) + " (" + (r.host.empty() ? "unknown host" : r.host);
+  if (r.ordinal >= 0) s += ", CUDA " + std::to_string(r.ordinal) + " " + device_of(r);
+  return s + ")";
+}
+
+}  // namespace
+
+RankFigures own_figures(int rank, const std::string& host, const DeviceEntry& device,
+                        int per_device_batch, const RunSummary& summary) {
+  RankFigures r;
+  r.rank = rank;
+  r.host = host;
+  r.ordinal = device.ordinal;
+  r.devices = {device.ordinal >= 0 ? device.uuid : std::string("cpu")};
+  r.steps = summary.steps;
+  r.step_time_ms = summary.step_time_ms;
+  const double stepping_ms =
+      std::accumulate(summary.step_times_ms.begin(), summary.step_times_ms.end(), 0.0);
+  // The hook runs inside the steps, so its time is part of stepping_ms; the
+  // floor keeps a rounding error from making the rate infinite.
+  const double own_ms = std::max(stepping_ms - summary.grad_hook_time_s * 1e3, stepping_ms * 1e-3);
+  if (summary.steps > 0 && own_ms > 0) {
+    r.images_per_sec = static_cast<double>(per_device_batch) * summary.steps / (own_ms / 1e3);
+  }
+  return r;
+}
+
+std::vector<RankFigures> gather_rank_figures(mpi::Communicator& comm, const RankFigures& mine) {
+  const nlohmann::json j = {{"rank", mine.rank},       {"host", mine.host},
+                            {"devices", mine.devices}, {"ordinal", mine.ordinal},
+                            {"steps", mine.steps},     {"images_per_sec", mine.images_per_sec},
+                            {"step_time_ms", percentiles_to_json(mine.step_time_ms)}};
+  std::vector<RankFigures> all;
+  const std::vector<std::string> texts = comm.all_gather(j.dump());
+  for (size_t i = 0; i < texts.size(); ++i) {
+    try {
+      const nlohmann::json r = nlohmann::json::parse(texts[i]);
+      RankFigures f;
+      f.rank = r.at("rank").get<int>();
+      f.host = r.at("host").get<std::string>();
+      f.devices = r.at("devices").get<std::vector<std::string>>();
+      f.ordinal = r.at("ordinal").get<int>();
+      f.steps = r.at("steps").get<int>();
+      f.images_per_sec = r.at("images_per_sec").get<double>();
+      f.step_time_ms = percentiles_from_json(r.at("step_time_ms"));
+      all.push_back(std::move(f));
+    } catch (const nlohmann::json::exception& e) {
+      throw std::runtime_error("the figures of rank " + std::to_string(i) + " cannot be read: " + e.what());
+    }
+  }
+  return all;
+}
+
+std::vector<std::string> rank_table_lines(const std::vector<RankFigures>& ranks) {
+  if (ranks.size() < 2) return {};
+  std::vector<std::array<std::string, 5>> rows;
+  rows.push_back({"rank", "host", "CUDA", "device", "images/sec"});
+  for (const auto& r : ranks) {
+    rows.push_back({std::to_string(r.rank), r.host.empty() ? "-" : r.host,
+                    r.ordinal >= 0 ? std::to_string(r.ordinal) : "-", device_of(r),
+                    fmt("%.2f", r.images_per_sec)});
+  }
+  std::array<size_t, 5> width{};
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  std::vector<std::string> lines;
+  lines.push_back(
+      "per-rank images/sec (per-device batch / its own step time, less the host time it waited in "
+      "the gradient all-reduce):");
+  for (const auto& row : rows) {
+    std::string line = "  ";
+    for (size_t c = 0; c < row.size(); ++c) {
+      line += row[c];
+      if (c + 1 < row.size()) line += std::string(width[c] - row[c].size() + 2, ' ');
+    }
+    lines.push_back(line);
+  }
+  std::vector<double> rates;
+  for (const auto& r : ranks) rates.push_back(r.images_per_sec);
+  const double med = median(rates);
+  const auto slowest = std::min_element(ranks.begin(), ranks.end(), [](const auto& a, const auto& b) {
+    return a.images_per_sec < b.images_per_sec;
+  });
+  const auto fastest = std::max_element(ranks.begin(), ranks.end(), [](const auto& a, const auto& b) {
+    return a.images_per_sec < b.images_per_sec;
+  });
+  lines.push_back(fmt("per-rank images/sec min / median / max: %.2f (rank %d) / %.2f / %.2f (rank %d)",
+                      slowest->images_per_sec, slowest->rank, med, fastest->images_per_sec,
+                      fastest->rank));
+  if (med > 0 && slowest->images_per_sec < (1.0 - kSlowRankFraction) * med) {
+    lines.push_back(fmt("slowest: %s at %.2f images/sec, %.1f%% below the median", where(*slowest).c_str(),
+                        slowest->images_per_sec, 100.0 * (1.0 - slowest->images_per_sec / med)));
+  }
+  return lines;
+}
+
+double scaling_efficiency(double total_images_per_sec, int devices, double baseline_images_per_sec) {
+  if (devices < 1 || !(baseline_images_per_sec > 0)) return std::nan("");
+  return total_images_per_sec / (devices * baseline_images_per_sec);
+}
+
+std::string efficiency_line(double total_images_per_sec, int devices, double baseline_images_per_sec) {
+  return fmt("scaling efficiency: %.1f%% (%.2f images/sec on %d device%s vs %d x %.2f images/sec of "
+             "--baseline_images_per_sec)",
+             100.0 * scaling_efficiency(total_images_per_sec, devices, baseline_images_per_sec),
+             total_images_per_sec, devices, devices == 1 ? "" : "s", devices, baseline_images_per_sec);
+}
+
+}  // namespace cnnbench::bench

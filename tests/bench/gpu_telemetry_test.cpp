@@ -1,0 +1,105 @@
+// GPU telemetry as the program wires it: a TelemetrySession over the fake
+// libnvidia-ml.so.1 of tests/bench/telemetry, its text lines, and the per-GPU
+// EMF events written beside the run's own, each checked with validate_emf_line.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench/emf.h"
+#include "bench/gpu_telemetry_emf.h"
+#include "bench/telemetry_session.h"
+#include "tests/bench/telemetry/fake_gpus.h"
+
+namespace cnnbench::bench {
+namespace {
+
+using ::testing::HasSubstr;
+using json = nlohmann::json;
+
+std::vector<DeviceEntry> fake_devices() {
+  std::vector<DeviceEntry> devices;
+  for (const auto& id : {telemetry::fake::kBusyGpu, telemetry::fake::kCappedGpu}) {
+    DeviceEntry d;
+    d.ordinal = id.index;
+    d.uuid = id.uuid;
+    d.name = "Fake H100";
+    devices.push_back(d);
+  }
+  return devices;
+}
+
+RunInfo gpu_run(const std::vector<DeviceEntry>& devices) {
+  RunInfo info;
+  info.model = "resnet50";
+  info.precision = "fp16 (dynamic loss scaling)";
+  info.device_kind = "gpu";
+  info.world_size = 2;
+  info.per_device_batch = 64;
+  info.global_batch = 128;
+  info.devices = devices;
+  return info;
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string s;
+  for (const auto& l : lines) s += l + "\n";
+  return s;
+}
+
+TEST(GpuTelemetry, SessionSamplesTheRunsGpusAndReportsThemAsTextAndEmf) {
+  const auto devices = fake_devices();
+  TelemetrySession session(devices, 50, {"  a note on other hosts"}, FAKE_NVML);
+  ASSERT_NE(session.sampler(), nullptr);
+  session.sampler()->sample_now();
+  const telemetry::TelemetryReport report = session.report();
+  ASSERT_TRUE(report.available()) << report.reason;
+  ASSERT_EQ(report.gpus.size(), 2U);
+  const std::string text = joined(session.text_lines());
+  EXPECT_THAT(text, HasSubstr("GPU telemetry (NVML"));
+  EXPECT_THAT(text, HasSubstr("GPU 2 (" + telemetry::fake::kCappedGpu.uuid + ")"));
+  EXPECT_THAT(text, HasSubstr("  a note on other hosts\n"));
+
+  std::ostringstream out;
+  EmfOptions options;
+  options.context = {{"Host", "ip-10-0-1-23"}};
+  GpuTelemetryEmfReporter reporter(out, options, *session.sampler());
+  const RunInfo info = gpu_run(devices);
+  reporter.header(info);
+  reporter.step(info, StepStats{});
+  reporter.set_report(report);
+  reporter.summary(info, RunSummary{});
+  EXPECT_EQ(reporter.failed_events(), 0);
+
+  std::istringstream lines(out.str());
+  std::vector<std::string> events;
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_EQ(validate_emf_line(line), std::vector<std::string>{}) << line;
+    const json e = json::parse(line);
+    EXPECT_EQ(e.at("Host"), "ip-10-0-1-23");
+    EXPECT_EQ(e.at("NumGPUs"), "2");
+    events.push_back(e.at("Event").get<std::string>() + " " + e.at("GPU").get<std::string>());
+  }
+  EXPECT_EQ(events, (std::vector<std::string>{"gpu 0", "gpu 2", "gpu_summary 0", "gpu_summary 2"}));
+}
+
+TEST(GpuTelemetry, OffOnTheCpuWithZeroIntervalAndWithoutNvmlSayWhy) {
+  const auto cpu = make_telemetry_session("cpu", 1000, {});
+  EXPECT_EQ(cpu->sampler(), nullptr);
+  EXPECT_THAT(joined(cpu->text_lines()), HasSubstr("GPU telemetry off: this run trains on the CPU"));
+  EXPECT_FALSE(cpu->report().available());
+
+  const auto zero = make_telemetry_session("gpu", 0, fake_devices());
+  EXPECT_EQ(zero->sampler(), nullptr);
+  EXPECT_THAT(zero->report().reason, HasSubstr("--telemetry_interval_ms=0"));
+
+  TelemetrySession missing(fake_devices(), 1000, {}, "/nonexistent/libnvidia-ml.so.1");
+  EXPECT_FALSE(missing.report().available());
+  EXPECT_THAT(joined(missing.text_lines()), HasSubstr("GPU telemetry off"));
+}
+
+}  // namespace
+}  // namespace cnnbench::bench
