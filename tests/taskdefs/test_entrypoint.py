@@ -116,6 +116,7 @@ class EntrypointTest(unittest.TestCase):
         env = self.run_entrypoint("mpirun", "-np", "2", "cnnbench").env
         self.assertEqual(env.get("OMPI_MCA_btl_vader_single_copy_mechanism"), "none")
         self.assertEqual(env.get("OMPI_MCA_hwloc_base_binding_policy"), "none")
+        self.assertEqual(env.get("OMPI_MCA_odls_base_sigkill_timeout"), "20")
         self.assertEqual(env.get("OMPI_MCA_plm_rsh_agent"), "false")
         self.assertNotIn("OMPI_ALLOW_RUN_AS_ROOT", env)
 
