@@ -34,6 +34,18 @@ void require_at_least(std::string_view node, const char* attr, int64_t value, in
   }
 }
 
+/// The window attributes convolutions and pools share: kernel and stride >= 1,
+/// padding >= 0.
+template <typename WindowAttrs>
+void require_valid_window(std::string_view node, const WindowAttrs& a) {
+  require_at_least(node, "kernel_h", a.kernel_h, 1);
+  require_at_least(node, "kernel_w", a.kernel_w, 1);
+  require_at_least(node, "stride_h", a.stride_h, 1);
+  require_at_least(node, "stride_w", a.stride_w, 1);
+  require_at_least(node, "pad_h", a.pad_h, 0);
+  require_at_least(node, "pad_w", a.pad_w, 0);
+}
+
 void validate_init(std::string_view node, const char* what, const Init& init) {
   const bool has_std = init.kind == Init::Kind::Normal || init.kind == Init::Kind::TruncatedNormal;
   if (has_std && !(init.std > 0.0F)) {
@@ -319,12 +331,7 @@ NodeId Graph::add_node(Attrs attrs, std::vector<NodeId> inputs, std::string name
 
 NodeId Graph::add_conv(NodeId in, const ConvAttrs& a, std::string name) {
   require_at_least(name, "out_channels", a.out_channels, 1);
-  require_at_least(name, "kernel_h", a.kernel_h, 1);
-  require_at_least(name, "kernel_w", a.kernel_w, 1);
-  require_at_least(name, "stride_h", a.stride_h, 1);
-  require_at_least(name, "stride_w", a.stride_w, 1);
-  require_at_least(name, "pad_h", a.pad_h, 0);
-  require_at_least(name, "pad_w", a.pad_w, 0);
+  require_valid_window(name, a);
   require_at_least(name, "groups", a.groups, 1);
   if (a.out_channels % a.groups != 0) {
     fail(name, "groups " + std::to_string(a.groups) + " does not divide out_channels " +
@@ -356,12 +363,7 @@ NodeId Graph::add_relu6(NodeId in, std::string name) {
 }
 
 NodeId Graph::add_pool(NodeId in, const PoolAttrs& a, std::string name) {
-  require_at_least(name, "kernel_h", a.kernel_h, 1);
-  require_at_least(name, "kernel_w", a.kernel_w, 1);
-  require_at_least(name, "stride_h", a.stride_h, 1);
-  require_at_least(name, "stride_w", a.stride_w, 1);
-  require_at_least(name, "pad_h", a.pad_h, 0);
-  require_at_least(name, "pad_w", a.pad_w, 0);
+  require_valid_window(name, a);
   // PyTorch rejects larger padding ("pad should be at most half of effective
   // kernel size"): a window could then lie wholly in the padding.
   if (a.pad_h > a.kernel_h / 2 || a.pad_w > a.kernel_w / 2) {
