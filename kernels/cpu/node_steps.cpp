@@ -38,9 +38,12 @@ Shape input_shape(const StepSetup& s, size_t k = 0) {
   return s.graph->node(node_of(s).inputs[k]).output;
 }
 
-class ConvStep final : public NodeStep {
+/// A convolution or fully connected node: both layers take the same
+/// constructor arguments and backward calls, with a weight and an optional bias.
+template <class Layer, class Attrs>
+class WeightedStep final : public NodeStep {
  public:
-  ConvStep(const StepSetup& s, const models::ConvAttrs& a)
+  WeightedStep(const StepSetup& s, const Attrs& a)
       : NodeStep(s),
         layer_(*s.ctx, a, input_shape(s), node_of(s).output, s.format, s.training,
                s.weight_format) {}
@@ -55,8 +58,10 @@ class ConvStep final : public NodeStep {
   [[nodiscard]] int64_t private_weight_bytes() const override { return layer_.private_bytes(); }
 
  private:
-  ConvLayer layer_;
+  Layer layer_;
 };
+using ConvStep = WeightedStep<ConvLayer, models::ConvAttrs>;
+using FullyConnectedStep = WeightedStep<FullyConnectedLayer, models::FullyConnectedAttrs>;
 
 class BatchNormStep final : public NodeStep {
  public:
@@ -124,26 +129,6 @@ class AdaptiveAvgPoolStep final : public NodeStep {
 
  private:
   AdaptiveAvgPoolLayer layer_;
-};
-
-class FullyConnectedStep final : public NodeStep {
- public:
-  FullyConnectedStep(const StepSetup& s, const models::FullyConnectedAttrs& a)
-      : NodeStep(s),
-        layer_(*s.ctx, a, input_shape(s), node_of(s).output, s.format, s.training,
-               s.weight_format) {}
-  void forward(PassState&) override {
-    layer_.forward(input(), params_.weight, params_.bias, output());
-  }
-  void backward(std::span<const GradOut> in, float* scratch) override {
-    produce_gradient(in[0], scratch, input_elements(),
-                     [&](float* dx) { layer_.backward_data(output_grad(), params_.weight, dx); });
-    layer_.backward_weights(input(), output_grad(), params_.weight_grad, params_.bias_grad);
-  }
-  [[nodiscard]] int64_t private_weight_bytes() const override { return layer_.private_bytes(); }
-
- private:
-  FullyConnectedLayer layer_;
 };
 
 class DropoutStep final : public NodeStep {

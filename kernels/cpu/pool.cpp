@@ -162,7 +162,7 @@ void AvgPoolKernel::backward(const float* diff_dst, float* diff_src) const {
 
 PoolLayer::PoolLayer(Context& ctx, const models::PoolAttrs& attrs, models::Shape in,
                      models::Shape out, DataFormat format, bool training)
-    : max_(attrs.kind == models::PoolAttrs::Kind::Max), training_(training) {
+    : training_(training) {
   const int oh = pooled_size(in.h, attrs.kernel_h, attrs.stride_h, attrs.pad_h, attrs.ceil_mode);
   const int ow = pooled_size(in.w, attrs.kernel_w, attrs.stride_w, attrs.pad_w, attrs.ceil_mode);
   if (out.n != in.n || out.c != in.c || out.h != oh || out.w != ow) {
@@ -171,12 +171,12 @@ PoolLayer::PoolLayer(Context& ctx, const models::PoolAttrs& attrs, models::Shape
                                 std::to_string(in.h) + "x" + std::to_string(in.w) + " (expected " +
                                 std::to_string(oh) + "x" + std::to_string(ow) + ")");
   }
-  if (!max_) {
-    avg_.emplace_back(in, out, format,
-                      AxisWindows::fixed(in.h, out.h, attrs.kernel_h, attrs.stride_h, attrs.pad_h,
-                                         attrs.count_include_pad),
-                      AxisWindows::fixed(in.w, out.w, attrs.kernel_w, attrs.stride_w, attrs.pad_w,
-                                         attrs.count_include_pad));
+  if (attrs.kind != models::PoolAttrs::Kind::Max) {
+    avg_.emplace(in, out, format,
+                 AxisWindows::fixed(in.h, out.h, attrs.kernel_h, attrs.stride_h, attrs.pad_h,
+                                    attrs.count_include_pad),
+                 AxisWindows::fixed(in.w, out.w, attrs.kernel_w, attrs.stride_w, attrs.pad_w,
+                                    attrs.count_include_pad));
     return;
   }
   const auto& eng = ctx.engine();
@@ -220,8 +220,8 @@ PoolLayer::PoolLayer(Context& ctx, const models::PoolAttrs& attrs, models::Shape
 }
 
 void PoolLayer::forward(const float* src, float* dst) {
-  if (!max_) {
-    avg_.front().forward(src, dst);
+  if (avg_) {
+    avg_->forward(src, dst);
     return;
   }
   src_.set_data_handle(const_cast<float*>(src));
@@ -231,8 +231,8 @@ void PoolLayer::forward(const float* src, float* dst) {
 
 void PoolLayer::backward(const float* diff_dst, float* diff_src) {
   if (!training_) throw std::logic_error("PoolLayer::backward on a forward-only layer");
-  if (!max_) {
-    avg_.front().backward(diff_dst, diff_src);
+  if (avg_) {
+    avg_->backward(diff_dst, diff_src);
     return;
   }
   diff_dst_.set_data_handle(const_cast<float*>(diff_dst));

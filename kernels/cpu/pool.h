@@ -3,6 +3,7 @@
 #pragma once
 
 #include <oneapi/dnnl/dnnl.hpp>
+#include <optional>
 #include <vector>
 
 #include "kernels/backend.h"
@@ -70,12 +71,11 @@ class PoolLayer {
   [[nodiscard]] int64_t workspace_bytes() const { return workspace_.bytes(); }
 
  private:
-  bool max_;
   bool training_;
   dnnl::memory src_, dst_, diff_src_, diff_dst_, workspace_mem_;
   HostArray<uint8_t> workspace_;
   Primitive fwd_, bwd_;
-  std::vector<AvgPoolKernel> avg_;  ///< one element for average pooling
+  std::optional<AvgPoolKernel> avg_;  ///< set for average pooling (max runs on oneDNN)
 };
 
 /// Adaptive average pooling to [N, C, out_h, out_w], as torch.nn.AdaptiveAvgPool2d

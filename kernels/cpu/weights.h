@@ -44,7 +44,6 @@ class WeightBinding {
   [[nodiscard]] const dnnl::memory& primitive_memory() const { return primitive_; }
   /// Bytes of the private copy (0 when the layouts agree).
   [[nodiscard]] int64_t private_bytes() const { return copy_.bytes(); }
-  [[nodiscard]] bool reorders() const { return reorder_.valid(); }
 
  private:
   WeightFlow flow_ = WeightFlow::ToPrimitive;
