@@ -24,7 +24,9 @@ class CudaBackend final : public Backend {
 }  // namespace
 
 std::unique_ptr<Backend> make_cuda_backend() {
-  if (const auto reason = cuda::cuda_unavailable_reason()) {
+  // Only whether there is a device: the context is created by compile(), on
+  // options.device, not on GPU 0 in every rank.
+  if (const auto reason = cuda::cuda_device_missing_reason()) {
     throw BackendUnavailable("the CUDA backend cannot run here: " + *reason);
   }
   return std::make_unique<CudaBackend>();

@@ -13,11 +13,16 @@ std::string describe(cudaError_t err, const char* call) {
 
 }  // namespace
 
-std::optional<std::string> cuda_unavailable_reason() {
+std::optional<std::string> cuda_device_missing_reason() {
   int count = 0;
   if (const cudaError_t err = cudaGetDeviceCount(&count); err != cudaSuccess)
     return describe(err, "cudaGetDeviceCount");
   if (count == 0) return std::string("no CUDA device: cudaGetDeviceCount returned 0 devices");
+  return std::nullopt;
+}
+
+std::optional<std::string> cuda_unavailable_reason() {
+  if (auto reason = cuda_device_missing_reason()) return reason;
   // Creating the primary context is where a driver older than the runtime, or a
   // device in exclusive use, fails.
   if (const cudaError_t err = cudaSetDevice(0); err != cudaSuccess)

@@ -463,16 +463,15 @@ class DropoutStep final : public NodeStep {
   DropoutMask mask_;
 };
 
+/// Typed on the storage type so that the pointer arrays the kernels take are
+/// sized at set-up: a step allocates nothing on the host.
+template <typename T>
 class AddStep final : public NodeStep {
  public:
   explicit AddStep(const StepSetup& s) : NodeStep(s), srcs_(s.inputs.size()) {}
   void forward(const PassState&) override {
-    for (size_t k = 0; k < srcs_.size(); ++k) srcs_[k] = input(k);
-    with_storage_type(res_->dtype, [&]<typename T>() {
-      std::vector<const T*> typed(srcs_.size());
-      for (size_t k = 0; k < srcs_.size(); ++k) typed[k] = static_cast<const T*>(srcs_[k]);
-      add<T>(typed, static_cast<T*>(output()), output_shape().elements(), stream());
-    });
+    for (size_t k = 0; k < srcs_.size(); ++k) srcs_[k] = static_cast<const T*>(input(k));
+    add<T>(srcs_, static_cast<T*>(output()), output_shape().elements(), stream());
   }
   void backward() override {
     // Each input's gradient is dy: copied when it is the first, added otherwise.
@@ -489,36 +488,35 @@ class AddStep final : public NodeStep {
   }
 
  private:
-  std::vector<const void*> srcs_;
+  std::vector<const T*> srcs_;  // per input, refreshed each pass (the images move)
 };
 
+/// Typed for the same reason as AddStep.
+template <typename T>
 class ConcatStep final : public NodeStep {
  public:
-  explicit ConcatStep(const StepSetup& s) : NodeStep(s) {
+  explicit ConcatStep(const StepSetup& s)
+      : NodeStep(s), srcs_(s.inputs.size()), dx_(s.inputs.size()) {
     for (size_t k = 0; k < s.inputs.size(); ++k) channels_.push_back(in_shape(s, k).c);
   }
   void forward(const PassState&) override {
     const Shape& out = output_shape();
-    with_storage_type(res_->dtype, [&]<typename T>() {
-      std::vector<const T*> srcs(inputs_.size());
-      for (size_t k = 0; k < srcs.size(); ++k) srcs[k] = static_cast<const T*>(input(k));
-      concat_channels<T>(srcs, channels_, static_cast<T*>(output()), out.n, out.h, out.w,
-                         res_->format, stream());
-    });
+    for (size_t k = 0; k < srcs_.size(); ++k) srcs_[k] = static_cast<const T*>(input(k));
+    concat_channels<T>(srcs_, channels_, static_cast<T*>(output()), out.n, out.h, out.w,
+                       res_->format, stream());
   }
   void backward() override {
     const Shape& out = output_shape();
-    with_storage_type(res_->dtype, [&]<typename T>() {
-      std::vector<T*> dx(inputs_.size());
-      for (size_t k = 0; k < dx.size(); ++k) dx[k] = static_cast<T*>(grad_dest(k));
-      concat_channels_backward<T>(static_cast<const T*>(output_grad()), dx, channels_, out.n, out.h,
-                                  out.w, res_->format, stream());
-    });
+    for (size_t k = 0; k < dx_.size(); ++k) dx_[k] = static_cast<T*>(grad_dest(k));
+    concat_channels_backward<T>(static_cast<const T*>(output_grad()), dx_, channels_, out.n, out.h,
+                                out.w, res_->format, stream());
     for (size_t k = 0; k < inputs_.size(); ++k) finish_grad(k, input_shape(k).elements());
   }
 
  private:
   std::vector<int> channels_;
+  std::vector<const T*> srcs_;  // per input, refreshed each pass (the images move)
+  std::vector<T*> dx_;          // per input
 };
 
 /// torch.flatten(x, 1). A view (no step is built) in NCHW or for a 1×1 map; a
@@ -592,9 +590,17 @@ std::unique_ptr<NodeStep> make_node_step(const StepSetup& s) {
     case OpKind::Dropout:
       return std::make_unique<DropoutStep>(s, std::get<models::DropoutAttrs>(first.attrs));
     case OpKind::Add:
-      return std::make_unique<AddStep>(s);
-    case OpKind::Concat:
-      return std::make_unique<ConcatStep>(s);
+    case OpKind::Concat: {
+      std::unique_ptr<NodeStep> step;
+      with_storage_type(s.res->dtype, [&]<typename T>() {
+        if (first.op() == OpKind::Add) {
+          step = std::make_unique<AddStep<T>>(s);
+        } else {
+          step = std::make_unique<ConcatStep<T>>(s);
+        }
+      });
+      return step;
+    }
     case OpKind::Flatten:
       return std::make_unique<FlattenStep>(s);
     case OpKind::SoftmaxCrossEntropy:
