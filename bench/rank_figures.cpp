@@ -9,18 +9,11 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "bench/format.h"
 #include "bench/stats.h"
 
 namespace cnnbench::bench {
 namespace {
-
-template <typename... Args>
-std::string fmt(const char* format, Args... args) {
-  const int n = std::snprintf(nullptr, 0, format, args...);
-  std::string s(static_cast<size_t>(n), '\0');
-  std::snprintf(s.data(), s.size() + 1, format, args...);
-  return s;
-}
 
 nlohmann::json percentiles_to_json(const Percentiles& p) {
   return {p.mean, p.min, p.p50, p.p90, p.p99, p.max};

@@ -229,17 +229,15 @@ class TempFile {
 
 }  // namespace
 
+nlohmann::ordered_json device_json(const DeviceEntry& d) {
+  return ordered_json{{"ordinal", d.ordinal},       {"name", d.name},       {"uuid", d.uuid},
+                      {"pci_bus_id", d.pci_bus_id}, {"host_id", d.host_id}, {"memory_bytes", d.memory_bytes}};
+}
+
 nlohmann::ordered_json build_result_document(const ResultJsonOptions& options, const ResultRecord& record) {
   const RunSummary& s = record.summary;
   ordered_json devices = ordered_json::array();
-  for (const auto& d : record.info.devices) {
-    devices.push_back({{"ordinal", d.ordinal},
-                       {"name", d.name},
-                       {"uuid", d.uuid},
-                       {"pci_bus_id", d.pci_bus_id},
-                       {"host_id", d.host_id},
-                       {"memory_bytes", d.memory_bytes}});
-  }
+  for (const auto& d : record.info.devices) devices.push_back(device_json(d));
   ordered_json displayed = ordered_json::array();
   for (const auto& step : record.displayed_steps) displayed.push_back(step_json(step));
   ordered_json step_times = ordered_json::array();

@@ -64,6 +64,9 @@ struct ResultRecord {
   nlohmann::ordered_json scaling_sweep = nullptr;
 };
 
+/// One entry of the document's "devices" (also how ranks exchange their device).
+nlohmann::ordered_json device_json(const DeviceEntry& d);
+
 /// The result document (schema_version "1"). Non-finite numbers become null.
 nlohmann::ordered_json build_result_document(const ResultJsonOptions& options, const ResultRecord& record);
 

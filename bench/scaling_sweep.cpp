@@ -5,19 +5,12 @@
 #include <cmath>
 #include <cstdio>
 
+#include "bench/format.h"
 #include "bench/multi_gpu.h"
 #include "bench/run.h"
 
 namespace cnnbench::bench {
 namespace {
-
-template <typename... Args>
-std::string fmt(const char* format, Args... args) {
-  const int n = std::snprintf(nullptr, 0, format, args...);
-  std::string s(static_cast<size_t>(n), '\0');
-  std::snprintf(s.data(), s.size() + 1, format, args...);
-  return s;
-}
 
 double per_gpu(const SweepPoint& p) { return p.gpus > 0 ? p.images_per_sec / p.gpus : 0.0; }
 

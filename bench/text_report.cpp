@@ -6,26 +6,15 @@
 #include <string>
 #include <vector>
 
+#include "bench/format.h"
+
 namespace cnnbench::bench {
 namespace {
 
 constexpr const char* kDashes = "----------------------------------------------------------------";
 
-/// printf-style formatting into a std::string (GCC 12 has no std::format).
-template <typename... Args>
-std::string fmt(const char* format, Args... args) {
-  const int n = std::snprintf(nullptr, 0, format, args...);
-  std::string s(static_cast<size_t>(n), '\0');
-  std::snprintf(s.data(), s.size() + 1, format, args...);
-  return s;
-}
-
-/// "Label:" padded so that values start in column 13, as tf_cnn_benchmarks' header.
 void line(std::ostream& out, const std::string& label, const std::string& value) {
-  // An empty label continues the previous line's value (the batch size's second line).
-  std::string l = label.empty() ? std::string() : label + ":";
-  l.resize(std::max<size_t>(l.size() + 1, 13), ' ');
-  out << l << value << '\n';
+  out << header_line(label, value) << '\n';
 }
 
 std::string join(const std::vector<std::string>& parts) {
@@ -62,6 +51,13 @@ std::string num_batches_text(const RunInfo& info) {
 }
 
 }  // namespace
+
+std::string header_line(const std::string& label, const std::string& value) {
+  // An empty label continues the previous line's value (the batch size's second line).
+  std::string l = label.empty() ? std::string() : label + ":";
+  l.resize(std::max<size_t>(l.size() + 1, 13), ' ');
+  return l + value;
+}
 
 void TextReporter::header(const RunInfo& info) {
   line(out_, "Model", info.model);

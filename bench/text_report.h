@@ -12,6 +12,11 @@
 
 namespace cnnbench::bench {
 
+/// A header line without its newline: "Label:" padded so that `value` starts in
+/// column 13, as tf_cnn_benchmarks' header; an empty label continues the value
+/// of the line before.
+std::string header_line(const std::string& label, const std::string& value);
+
 /// Writes the text report to a stream, flushing after each call so that a log
 /// collector sees every line as it happens.
 ///

@@ -137,8 +137,9 @@ class Trainer {
     bool done = false;    ///< some rank's clock passed the duration
   };
 
-  /// One step of either kind, enqueued (not waited for).
-  void enqueue_step(const kernels::Batch& batch);
+  /// One step of either kind, enqueued (not waited for); `on_grad_ready` is
+  /// passed to train_step.
+  void enqueue_step(const kernels::Batch& batch, const kernels::GradReadyFn& on_grad_ready);
   [[nodiscard]] bool stop_requested() const {
     return stop_ != nullptr && stop_->load(std::memory_order_relaxed);
   }
@@ -159,8 +160,6 @@ class Trainer {
   std::function<void()> after_enqueue_;
   std::function<void()> before_timed_loop_;
   std::function<void()> after_timed_loop_;
-  bool timing_ = false;             ///< inside the timed loop: hook time is counted
-  double grad_hook_time_s_ = 0;     ///< host time in on_grad_ready_ during timed steps
 };
 
 }  // namespace cnnbench::bench

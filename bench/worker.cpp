@@ -54,18 +54,6 @@ std::string memory_detail(const kernels::MemoryReport& m) {
          mib(m.data);
 }
 
-/// "Label:" padded to 13 columns, as the text report's header.
-std::string header_line(const std::string& label, const std::string& value) {
-  std::string l = label + ":";
-  l.resize(std::max<size_t>(l.size() + 1, 13), ' ');
-  return l + value;
-}
-
-nlohmann::json device_to_json(const DeviceEntry& d) {
-  return {{"ordinal", d.ordinal}, {"name", d.name},       {"uuid", d.uuid},
-          {"pci_bus_id", d.pci_bus_id}, {"host_id", d.host_id}, {"memory_bytes", d.memory_bytes}};
-}
-
 DeviceEntry device_from_json(const nlohmann::json& j) {
   DeviceEntry d;
   d.ordinal = j.at("ordinal").get<int>();
@@ -80,7 +68,7 @@ DeviceEntry device_from_json(const nlohmann::json& j) {
 /// Every rank's device, in rank order (a collective).
 std::vector<DeviceEntry> gather_devices(mpi::Communicator& comm, const DeviceEntry& mine) {
   std::vector<DeviceEntry> all;
-  for (const auto& text : comm.all_gather(device_to_json(mine).dump())) {
+  for (const auto& text : comm.all_gather(device_json(mine).dump())) {
     all.push_back(device_from_json(nlohmann::json::parse(text)));
   }
   return all;
