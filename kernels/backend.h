@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "models/graph.h"
 
@@ -46,6 +47,28 @@ struct CompileOptions {
   int num_threads = 0;            ///< CPU threads; 0 = what the OpenMP runtime chose
   bool cuda_graph = true;         ///< CUDA: capture the step once and replay it
   bool cudnn_autotune = true;     ///< CUDA: time candidate engine plans once per shape
+  /// CUDA: let runtime-compiled cuDNN engines (NVRTC, seconds per shape) compete
+  /// in autotuning; false = use them only where no other engine runs a shape.
+  bool cudnn_runtime_compiled_engines = false;
+  /// CUDA: a file of engine choices per convolution shape, keyed by GPU name
+  /// and cuDNN version, read before the plans are built and rewritten after;
+  /// empty = none. A file for another GPU or cuDNN, or unreadable, is ignored
+  /// (SetupReport::notes says why), never trusted.
+  std::string plan_cache_path;
+};
+
+/// How long compiling took, by phase, in seconds, and what set-up noted.
+struct SetupReport {
+  double plans_s = 0;       ///< layer set-up: cuDNN/cuBLASLt heuristics and plan finalize
+  double autotune_s = 0;    ///< timing candidate plans (part of compile, not of plans_s)
+  double allocation_s = 0;  ///< device buffers, parameter initialisation and upload
+  /// CUDA graph capture and instantiation; it happens in the first steps
+  /// (warm-up), so it grows after compile() returns.
+  double capture_s = 0;
+  int64_t plans_built = 0;         ///< cuDNN plans built
+  int64_t plans_autotuned = 0;     ///< of which chosen by timing candidates
+  int64_t plans_from_cache = 0;    ///< of which rebuilt from the plan cache file's choice
+  std::vector<std::string> notes;  ///< e.g. "plan cache ...: ignored (written for ...)"
 };
 
 /// A non-owning view of a buffer on the executable's device.
@@ -78,6 +101,29 @@ struct MemoryReport {
   int64_t workspace = 0;
   int64_t data = 0;         ///< the synthetic batch
   [[nodiscard]] int64_t total() const { return parameters + gradients + activations + workspace + data; }
+};
+
+/// Device-side step timing: events recorded on the stream the steps run on.
+/// record_start() before a step's work is enqueued, record_stop() right after;
+/// elapsed_ms() waits for the oldest recorded step not read yet and returns the
+/// device time between its two events. Reading one step late keeps the device
+/// busy: the host never waits for the step it has just enqueued.
+class StepEvents {
+ public:
+  virtual ~StepEvents() = default;
+  StepEvents() = default;
+  StepEvents(const StepEvents&) = delete;
+  StepEvents& operator=(const StepEvents&) = delete;
+  /// Throws std::logic_error when capacity() steps are recorded and unread.
+  virtual void record_start() = 0;
+  /// Throws std::logic_error without a matching record_start().
+  virtual void record_stop() = 0;
+  /// Milliseconds (> 0) of the oldest unread step; waits for its stop event.
+  /// Throws std::logic_error when no step is pending.
+  virtual double elapsed_ms() = 0;
+  /// Steps recorded (start and stop) and not read yet.
+  [[nodiscard]] virtual int pending() const = 0;
+  [[nodiscard]] virtual int capacity() const = 0;
 };
 
 /// A graph compiled for one device with a fixed batch and image size. All memory
@@ -116,6 +162,11 @@ class Executable {
   [[nodiscard]] virtual MemoryReport memory() const = 0;
   /// One line on how the graph was compiled, e.g. "oneDNN 2.6.3, 2 threads, NHWC fp32".
   [[nodiscard]] virtual std::string description() const = 0;
+  /// Device-event step timing on the compute stream, or nullptr where the
+  /// backend has none (the CPU: its steps are synchronous, a host clock times them).
+  [[nodiscard]] virtual std::unique_ptr<StepEvents> make_step_events() { return nullptr; }
+  /// Set-up time by phase (zeros where a backend does not measure it).
+  [[nodiscard]] virtual SetupReport setup_report() const { return {}; }
 };
 
 /// A compute backend: compiles graphs for its devices.

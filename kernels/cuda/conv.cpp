@@ -1,6 +1,7 @@
 #include "kernels/cuda/conv.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <sstream>
 #include <stdexcept>
@@ -296,6 +297,7 @@ ConvPlan::ConvPlan(const DeviceContext& ctx, const ConvConfig& config,
   search.filter = filter;
   search.mode = options.heuristic_mode;
   search.use_fallback = true;
+  search.defer_runtime_compilation = !options.runtime_compiled_engines;
   search.max_plans = options.autotune ? std::max(1, options.max_candidates) : 1;
   search.max_workspace_bytes = options.max_workspace_bytes;
   search.cudnn_version = ctx.cudnn_version;
@@ -303,6 +305,7 @@ ConvPlan::ConvPlan(const DeviceContext& ctx, const ConvConfig& config,
   candidates_ = static_cast<int>(plans.size());
   size_t chosen = 0;
   if (options.autotune && plans.size() > 1) {
+    const auto tune_start = std::chrono::steady_clock::now();
     // Throwaway buffers: outputs are overwritten (and read when beta != 0), so
     // live tensors must never be used for timing (CUDNN.md §3).
     const DType dtype = storage_dtype(config_.precision);
@@ -328,16 +331,15 @@ ConvPlan::ConvPlan(const DeviceContext& ctx, const ConvConfig& config,
                             options.timing_iterations, &times);
     autotuned_ms_ = times[chosen];
     ctx.stream.synchronize();  // the buffers are freed next
+    autotune_s_ =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - tune_start).count();
   }
   plan_.emplace(std::move(plans[chosen]));
 }
 
-void ConvPlan::run(const DeviceContext& ctx, ConvKind kind, const void* x, const void* w,
-                   const void* y) const {
-  if (kind != config_.kind) {
-    throw std::logic_error(std::string("ConvPlan::") + to_string(kind) +
-                           " called on the plan for " + config_.describe());
-  }
+VariantPack ConvPlan::make_pack(const DeviceContext& ctx, const void* x, const void* w,
+                               const void* y) const {
+  const ConvKind kind = config_.kind;
   require_aligned(x, config_.alignment, kind == ConvKind::Dgrad ? "dx" : "x", config_);
   require_aligned(w, config_.alignment, kind == ConvKind::Wgrad ? "dw" : "w", config_);
   require_aligned(y, config_.alignment, kind == ConvKind::Fprop ? "y" : "dy", config_);
@@ -348,12 +350,32 @@ void ConvPlan::run(const DeviceContext& ctx, ConvKind kind, const void* x, const
                        std::to_string(plan_->workspace_bytes()) +
                        ": call DeviceContext::reserve_workspace at set-up");
   }
-  const ScopedDevice current(ctx.device);  // a no-op when the thread is already on it
   const std::array<int64_t, 3> uids{kUidX, kUidW, kUidY};
   // cuDNN's variant pack takes void*; inputs are only read.
   const std::array<void*, 3> ptrs{const_cast<void*>(x), const_cast<void*>(w), const_cast<void*>(y)};
-  const VariantPack pack(uids, ptrs, ctx.workspace_ptr(), config_.describe());
-  plan_->execute(ctx.cudnn.get(), pack);
+  return VariantPack(uids, ptrs, ctx.workspace_ptr(), config_.describe());
+}
+
+void ConvPlan::run(const DeviceContext& ctx, ConvKind kind, const void* x, const void* w,
+                   const void* y) const {
+  if (kind != config_.kind) {
+    throw std::logic_error(std::string("ConvPlan::") + to_string(kind) +
+                           " called on the plan for " + config_.describe());
+  }
+  const ScopedDevice current(ctx.device);  // a no-op when the thread is already on it
+  plan_->execute(ctx.cudnn.get(), make_pack(ctx, x, w, y));
+}
+
+void ConvPlan::run_bound(const DeviceContext& ctx, BoundPack& bound, const void* x, const void* w,
+                         const void* y) const {
+  const std::array<const void*, 4> pointers{x, w, y, ctx.workspace_ptr()};
+  if (!bound.pack || bound.pointers != pointers) {
+    bound.pack.reset();
+    bound.pack.emplace(make_pack(ctx, x, w, y));
+    bound.pointers = pointers;
+  }
+  const ScopedDevice current(ctx.device);  // a no-op when the thread is already on it
+  plan_->execute(ctx.cudnn.get(), *bound.pack);
 }
 
 void ConvPlan::fprop(const DeviceContext& ctx, const void* x, const void* w, void* y) const {
@@ -439,7 +461,7 @@ int64_t ConvLayer::workspace_bytes() const {
 
 void ConvLayer::forward(const DeviceContext& ctx, const void* x, const void* w, const void* bias,
                         void* y) const {
-  plan(ConvKind::Fprop).fprop(ctx, x, w, y);
+  plan(ConvKind::Fprop).run_bound(ctx, fprop_pack_, x, w, y);
   if (config_.bias) {
     if (bias == nullptr) {
       throw std::invalid_argument("conv layer " + config_.shape.to_string() +
@@ -454,12 +476,12 @@ void ConvLayer::forward(const DeviceContext& ctx, const void* x, const void* w, 
 
 void ConvLayer::backward_data(const DeviceContext& ctx, const void* dy, const void* w,
                               void* dx) const {
-  plan(ConvKind::Dgrad).dgrad(ctx, dy, w, dx);
+  plan(ConvKind::Dgrad).run_bound(ctx, dgrad_pack_, dx, w, dy);
 }
 
 void ConvLayer::backward_filter(const DeviceContext& ctx, const void* x, const void* dy,
                                 void* dw) const {
-  plan(ConvKind::Wgrad).wgrad(ctx, x, dy, dw);
+  plan(ConvKind::Wgrad).run_bound(ctx, wgrad_pack_, x, dw, dy);
 }
 
 void ConvLayer::backward_bias(const DeviceContext& ctx, const void* dy, void* db) const {

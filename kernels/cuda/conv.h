@@ -25,8 +25,9 @@
 // excluded for every precision. dw, the bias and db are in the tensors' type
 // too; products accumulate in fp32.
 //
-// First layer (C = 3) in NHWC fp16/bf16: tensor-core kernels want C a multiple
-// of 8, so the executable may pad the input to C_padded = 4 or 8 channels
+// First layer (C = 3) in NHWC: tensor-core and vectorised kernels want 16-byte
+// pixels, so the executable pads the input to C_padded = 8 channels (fp16/bf16)
+// or 4 (fp32/tf32)
 // (the padding kernel lives with the other CUDA kernels). Contract:
 //  - build the shape with c = C_padded (conv_shape(..., padded_channels));
 //  - x channels 3..C_padded-1 hold zeros;
@@ -168,6 +169,10 @@ struct ConvBuildOptions {
   /// Engines needing more workspace are skipped.
   int64_t max_workspace_bytes = int64_t{256} << 20;
   cudnnBackendHeurMode_t heuristic_mode = CUDNN_HEUR_MODE_A;
+  /// false (the default): engines that compile a kernel at run time (NVRTC,
+  /// seconds per shape) are used only when no other engine runs the shape;
+  /// true: they are candidates like any other.
+  bool runtime_compiled_engines = false;
 };
 
 /// A finalized execution plan for one ConvConfig. Build at set-up; run any
@@ -198,6 +203,8 @@ class ConvPlan {
   [[nodiscard]] float autotuned_ms() const { return autotuned_ms_; }
   /// Plans timed (autotune) or 1.
   [[nodiscard]] int candidates() const { return candidates_; }
+  /// Wall time spent timing candidates (seconds), buffers included; 0 without autotuning.
+  [[nodiscard]] double autotune_seconds() const { return autotune_s_; }
   /// True when the plan came from the `preferred` engine choice.
   [[nodiscard]] bool from_preferred_choice() const { return from_preferred_; }
 
@@ -208,13 +215,30 @@ class ConvPlan {
   /// dw [K,C/g,R,S] = alpha·Σ_batch corr(x, dy) + beta·dw. Needs kind Wgrad.
   void wgrad(const DeviceContext& ctx, const void* x, const void* dy, void* dw) const;
 
+  /// A variant pack bound to one set of pointers (x/dx, w/dw, y/dy in uid
+  /// order, and the workspace), kept by a layer so that a step whose pointers
+  /// do not change builds it once, at its first run, and never again.
+  struct BoundPack {
+    std::array<const void*, 4> pointers{};  ///< x, w, y, workspace
+    std::optional<VariantPack> pack;
+  };
+  /// Runs the plan with x, w, y in uid order (for dgrad x = dx and y = dy, for
+  /// wgrad w = dw), reusing `bound` when its pointers match and rebuilding it
+  /// (with the alignment checks) when they do not. Throws as fprop/dgrad/wgrad.
+  void run_bound(const DeviceContext& ctx, BoundPack& bound, const void* x, const void* w,
+                 const void* y) const;
+
  private:
   void run(const DeviceContext& ctx, ConvKind kind, const void* x, const void* w,
            const void* y) const;
+  /// Checks the pointers and the workspace; returns the variant pack for them.
+  VariantPack make_pack(const DeviceContext& ctx, const void* x, const void* w,
+                        const void* y) const;
 
   ConvConfig config_;
   std::optional<ExecutionPlan> plan_;
   float autotuned_ms_ = -1.0F;
+  double autotune_s_ = 0;
   int candidates_ = 1;
   bool from_preferred_ = false;
 };
@@ -269,6 +293,11 @@ class ConvLayer {
   std::shared_ptr<const ConvPlan> fprop_;
   std::shared_ptr<const ConvPlan> dgrad_;
   std::shared_ptr<const ConvPlan> wgrad_;
+  // The layer's variant packs, one per pass: its pointers are fixed after
+  // set-up, so each is built once (plans are shared between layers, packs not).
+  mutable ConvPlan::BoundPack fprop_pack_;
+  mutable ConvPlan::BoundPack dgrad_pack_;
+  mutable ConvPlan::BoundPack wgrad_pack_;
 };
 
 // ---------------------------------------------------------------------------

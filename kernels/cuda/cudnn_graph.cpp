@@ -4,6 +4,7 @@
 #include <array>
 #include <limits>
 #include <sstream>
+#include <utility>
 
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/resources.h"
@@ -207,7 +208,9 @@ std::string numerical_note_name(cudnnBackendNumericalNote_t note) {
     case CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_4x4: return "WINOGRAD_TILE_4x4";
     case CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_6x6: return "WINOGRAD_TILE_6x6";
     case CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_13x13: return "WINOGRAD_TILE_13x13";
+#if CUDNN_VERSION >= 90100  // the enumerator exists from cuDNN 9.1
     case CUDNN_NUMERICAL_NOTE_STRICT_NAN_PROP: return "STRICT_NAN_PROP";
+#endif
     default: return "numerical note #" + std::to_string(static_cast<int>(note));
   }
 }
@@ -218,9 +221,13 @@ std::string behavior_note_name(cudnnBackendBehaviorNote_t note) {
     case CUDNN_BEHAVIOR_NOTE_REQUIRES_FILTER_INT8x32_REORDER:
       return "REQUIRES_FILTER_INT8x32_REORDER";
     case CUDNN_BEHAVIOR_NOTE_REQUIRES_BIAS_INT8x32_REORDER: return "REQUIRES_BIAS_INT8x32_REORDER";
+#if CUDNN_VERSION >= 90500  // from cuDNN 9.5
     case CUDNN_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API:
       return "SUPPORTS_CUDA_GRAPH_NATIVE_API";
+#endif
+#if CUDNN_VERSION >= 91500  // from cuDNN 9.15
     case CUDNN_BEHAVIOR_NOTE_CUBLASLT_DEPENDENCY: return "CUBLASLT_DEPENDENCY";
+#endif
     default: return "behavior note #" + std::to_string(static_cast<int>(note));
   }
 }
@@ -668,13 +675,44 @@ void ExecutionPlan::execute(cudnnHandle_t handle, const VariantPack& pack) const
   }
 }
 
+std::string no_plan_message(const std::string& description, int64_t cudnn_version,
+                            size_t configs_tried, const std::vector<std::string>& rejected) {
+  std::ostringstream msg;
+  msg << "cuDNN " << cudnn_version / 10000 << "." << (cudnn_version / 100) % 100 << "."
+      << cudnn_version % 100 << " has no execution plan for " << description << ": "
+      << configs_tried << " engine config(s) tried";
+  if (configs_tried == 0) msg << " (the heuristics proposed none)";
+  msg << ", " << rejected.size() << " rejected";
+  for (const auto& r : rejected) msg << "\n  " << r;
+  return msg.str();
+}
+
 std::vector<ExecutionPlan> find_plans(cudnnHandle_t handle,
                                       const std::shared_ptr<const OperationGraph>& graph,
                                       const PlanSearchOptions& options) {
   std::vector<ExecutionPlan> plans;
   std::vector<EngineChoice> seen;
   std::vector<std::string> rejected;
+  std::vector<std::pair<BackendDescriptor, EngineConfigInfo>> deferred;
+  size_t tried = 0;
   const int max_plans = std::max(1, options.max_plans);
+
+  // Finalizes one admitted config into a plan, or records why not.
+  auto build = [&](BackendDescriptor cfg, const EngineConfigInfo& info) {
+    PlanAttempt attempt = ExecutionPlan::try_build(handle, graph, std::move(cfg));
+    if (!attempt.plan) {
+      rejected.push_back(attempt.message +
+                         (is_not_supported(attempt.status) ? " (not supported)" : ""));
+      return;
+    }
+    if (attempt.plan->workspace_bytes() > options.max_workspace_bytes) {
+      rejected.push_back(info.to_string() + ": workspace " +
+                         std::to_string(attempt.plan->workspace_bytes()) + " bytes > limit " +
+                         std::to_string(options.max_workspace_bytes));
+      return;
+    }
+    plans.push_back(std::move(*attempt.plan));
+  };
 
   auto consider = [&](cudnnBackendHeurMode_t mode) {
     std::vector<BackendDescriptor> configs;
@@ -685,15 +723,28 @@ std::vector<ExecutionPlan> find_plans(cudnnHandle_t handle,
       rejected.push_back(std::string("heuristics query failed: ") + e.what());
       return;
     }
-    for (auto& cfg : configs) {
+    for (size_t i = 0; i < configs.size(); ++i) {
       if (static_cast<int>(plans.size()) >= max_plans) return;
-      const EngineConfigInfo info = describe_engine_config(cfg);
+      BackendDescriptor& cfg = configs[i];
+      EngineConfigInfo info;
+      try {
+        info = describe_engine_config(cfg);
+      } catch (const BackendError& e) {
+        // One config whose engine or knobs cannot be read is skipped; the
+        // search goes on with the others.
+        ++tried;
+        rejected.push_back("engine config #" + std::to_string(i) +
+                           ": attributes unreadable (" + e.what() + ")");
+        continue;
+      }
       if (std::find(seen.begin(), seen.end(), info.choice) != seen.end()) continue;
       seen.push_back(info.choice);
+      ++tried;
       if (std::string why = options.filter.reject_reason(info); !why.empty()) {
         rejected.push_back(info.to_string() + ": filtered out (" + why + ")");
         continue;
       }
+#if CUDNN_VERSION >= 90200  // the attribute exists from cuDNN 9.2
       if (options.cudnn_version >= kEngineCfgWorkspaceSizeVersion) {
         // Cheap pre-check before the (possibly slow) plan finalize; an engine
         // that cannot answer is left to the plan's own workspace size below.
@@ -709,35 +760,30 @@ std::vector<ExecutionPlan> find_plans(cudnnHandle_t handle,
           continue;
         }
       }
-      PlanAttempt attempt = ExecutionPlan::try_build(handle, graph, std::move(cfg));
-      if (!attempt.plan) {
-        rejected.push_back(attempt.message +
-                           (is_not_supported(attempt.status) ? " (not supported)" : ""));
+#endif
+      if (options.defer_runtime_compilation && info.has(CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION)) {
+        deferred.emplace_back(std::move(cfg), info);
         continue;
       }
-      if (attempt.plan->workspace_bytes() > options.max_workspace_bytes) {
-        rejected.push_back(info.to_string() + ": workspace " +
-                           std::to_string(attempt.plan->workspace_bytes()) + " bytes > limit " +
-                           std::to_string(options.max_workspace_bytes));
-        continue;
-      }
-      plans.push_back(std::move(*attempt.plan));
+      build(std::move(cfg), info);
     }
   };
 
   consider(options.mode);
-  if (static_cast<int>(plans.size()) < max_plans && options.use_fallback &&
+  if (static_cast<int>(plans.size()) < std::min(2, max_plans) && options.use_fallback &&
       options.mode != CUDNN_HEUR_MODE_FALLBACK) {
     consider(CUDNN_HEUR_MODE_FALLBACK);
   }
   if (plans.empty()) {
-    std::ostringstream msg;
-    msg << "cuDNN: no execution plan for " << graph->description() << " (" << seen.size()
-        << " engine configs from the heuristics";
-    if (seen.empty()) msg << "; the heuristics proposed none";
-    msg << ")";
-    for (const auto& r : rejected) msg << "\n  " << r;
-    throw BackendError(msg.str());
+    // Only runtime-compiled engines are left: compiling one beats failing.
+    for (auto& [cfg, info] : deferred) {
+      if (!plans.empty()) break;
+      build(std::move(cfg), info);
+    }
+  }
+  if (plans.empty()) {
+    throw BackendError(
+        no_plan_message(graph->description(), options.cudnn_version, tried, rejected));
   }
   return plans;
 }

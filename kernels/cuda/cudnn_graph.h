@@ -388,8 +388,15 @@ struct PlanAttempt {
 struct PlanSearchOptions {
   EngineFilter filter;
   cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
-  /// Continue with FALLBACK heuristics when `mode` yields fewer than max_plans.
+  /// Continue with FALLBACK heuristics when `mode` yields fewer than
+  /// min(2, max_plans) plans: one plan is enough without autotuning, and two
+  /// from `mode` are enough to autotune among (FALLBACK engines are rarely the
+  /// fastest, and each costs a finalize).
   bool use_fallback = true;
+  /// Engines with the RUNTIME_COMPILATION behaviour note compile a kernel with
+  /// NVRTC when finalized (seconds each). When true they are set aside and
+  /// finalized only if no other engine yields a plan.
+  bool defer_runtime_compilation = false;
   /// Stop after this many plans finalized (1 without autotuning).
   int max_plans = 1;
   /// Plans needing more workspace are skipped (bytes).
@@ -400,13 +407,23 @@ struct PlanSearchOptions {
 };
 
 /// Builds up to max_plans execution plans for `graph`, in heuristic order:
-/// configs of `mode`, then of FALLBACK, duplicates skipped, each filtered by its
-/// notes and workspace and then finalized (configs that do not finalize are
-/// skipped). Throws BackendError when none is left, listing every config tried
-/// and why it was rejected.
+/// configs of `mode`, then of FALLBACK (see use_fallback), duplicates skipped,
+/// each filtered by its notes and workspace and then finalized (configs that do
+/// not finalize, or whose attributes cannot be read, are skipped and recorded).
+/// Throws BackendError when none is left: no_plan_message() names the graph,
+/// the cuDNN version, the number of engine configs tried and why each was
+/// rejected.
 std::vector<ExecutionPlan> find_plans(cudnnHandle_t handle,
                                       const std::shared_ptr<const OperationGraph>& graph,
                                       const PlanSearchOptions& options);
+
+/// The message of find_plans' error when no engine runs `description` (e.g.
+/// "conv wgrad NHWC fp16 x[...] w[...] y[...] ..."): the description, the
+/// loaded cuDNN version ("9.19.0" from 91900), how many engine configs the
+/// heuristics proposed, and one line per rejected config with the reason.
+/// Pure; needs no GPU.
+std::string no_plan_message(const std::string& description, int64_t cudnn_version,
+                            size_t configs_tried, const std::vector<std::string>& rejected);
 
 /// Times each plan on `stream` (bound to `handle`) with CUDA events: one
 /// untimed run (lazy initialisation), then up to `iterations` timed runs, the

@@ -4,6 +4,7 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdio>
 #include <stdexcept>
@@ -15,6 +16,8 @@
 #include "kernels/cuda/conv.h"
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/loss.cuh"
+#include "kernels/cuda/plan_cache_file.h"
+#include "kernels/cuda/step_events.h"
 #include "kernels/error.h"
 #include "kernels/init.h"
 
@@ -31,8 +34,10 @@ using models::Shape;
 /// Eager steps before a pass is captured: every plan and kernel has then run
 /// once on the stream outside a capture (CUDNN.md §4).
 constexpr int kEagerStepsBeforeCapture = 2;
-/// Channels the first convolution's NHWC fp16/bf16 input is padded to (conv.h).
-constexpr int kPaddedInputChannels = 8;
+/// Channels the first convolution's NHWC input is padded to (conv.h): 16 bytes
+/// per pixel, what vectorised and tensor-core engines need for the 7×7 stem —
+/// 8 channels in fp16/bf16, 4 in fp32/tf32.
+constexpr int padded_input_channels(DType dtype) { return dtype == DType::F32 ? 4 : 8; }
 /// torch.cuda.amp.GradScaler's defaults: init_scale 2^16, growth_interval 2000.
 constexpr float kInitialLossScale = 65536.0F;
 constexpr int kLossScaleGrowthInterval = 2000;
@@ -42,6 +47,12 @@ constexpr int64_t kSlotAlignment = 256;
 /// Device memory left aside when judging whether a batch fits: library handles,
 /// plan workspaces and autotuning buffers are not in the estimate.
 constexpr int64_t kMemoryReserve = int64_t{1} << 30;
+
+using SetupClock = std::chrono::steady_clock;
+
+double seconds_between(SetupClock::time_point a, SetupClock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
 
 int64_t align_up(int64_t bytes) {
   return (bytes + kSlotAlignment - 1) / kSlotAlignment * kSlotAlignment;
@@ -256,13 +267,14 @@ void CudaExecutable::make_plan(Plan& p) {
   for (NodeId i = 1; i < count; ++i) {
     for (const NodeId j : nodes[at(i)].inputs) p.consumers[at(j)].push_back(i);
   }
-  p.pad_input = options_.format == DataFormat::NHWC && dtype_ != DType::F32 &&
-                image_channels_ < kPaddedInputChannels && !p.consumers[0].empty();
+  const int pad_to = padded_input_channels(dtype_);
+  p.pad_input = options_.format == DataFormat::NHWC && image_channels_ < pad_to &&
+                !p.consumers[0].empty();
   for (const NodeId c : p.consumers[0]) {
     const auto* conv = std::get_if<models::ConvAttrs>(&nodes[at(c)].attrs);
     if (conv == nullptr || conv->groups != 1) p.pad_input = false;
   }
-  stored_channels_ = p.pad_input ? kPaddedInputChannels : image_channels_;
+  stored_channels_ = p.pad_input ? pad_to : image_channels_;
   p.steps = plan_steps(graph_, p.consumers, options_.format, p.view);
   p.step_of_output.assign(nodes.size(), -1);
   for (size_t s = 0; s < p.steps.size(); ++s)
@@ -675,6 +687,7 @@ void CudaExecutable::build_steps(const Plan& plan, const std::vector<ParamPointe
   resources_.ctx = ctx_.get();
   resources_.plans = &plans_;
   resources_.conv_build.autotune = options_.cudnn_autotune;
+  resources_.conv_build.runtime_compiled_engines = options_.cudnn_runtime_compiled_engines;
   resources_.precision = options_.precision;
   resources_.format = options_.format;
   resources_.dtype = dtype_;
@@ -756,14 +769,29 @@ CudaExecutable::CudaExecutable(const models::Graph& graph, const CompileOptions&
   Plan plan;
   make_plan(plan);
   check_memory(plan);
+  cudaDeviceProp prop{};
+  CNNBENCH_CHECK_CUDA(cudaGetDeviceProperties(&prop, options.device));
   try {
+    const auto t0 = SetupClock::now();
     ctx_ = std::make_unique<DeviceContext>(options.device);
     const std::vector<ParamPointers> params = allocate_parameters(plan);
     allocate_activations(plan);
+    const auto t1 = SetupClock::now();
+    load_plan_cache_file(prop.name);
     build_steps(plan, params);
+    const auto t2 = SetupClock::now();
     // The layers' weights from the masters, then wait for all set-up work.
     enqueue_weight_copy();
     ctx_->stream.synchronize();
+    const auto t3 = SetupClock::now();
+    save_plan_cache_file(prop.name);
+    const PlanCacheStats& st = plans_.stats();
+    setup_.allocation_s = seconds_between(t0, t1) + seconds_between(t2, t3);
+    setup_.autotune_s = st.autotune_s;
+    setup_.plans_s = std::max(0.0, seconds_between(t1, t2) - st.autotune_s);
+    setup_.plans_built = st.builds;
+    setup_.plans_autotuned = st.autotuned;
+    setup_.plans_from_cache = st.engine_choice_reuses;
   } catch (const OutOfMemoryError& e) {
     throw OutOfMemoryError(
         std::string(e.what()) + " (" + batch_text() + "; " + fitting_batch_text(plan) + ")",
@@ -787,8 +815,6 @@ CudaExecutable::CudaExecutable(const models::Graph& graph, const CompileOptions&
   // "cuDNN 9.10.2 (runtime; built with 9.19.0) / cuBLASLt 13.1.0, NVIDIA H200,
   // NHWC fp16, CUDA graph on, 42 cuDNN plans (40 autotuned)".
   const DnnLibraryVersions v = dnn_library_versions();
-  cudaDeviceProp prop{};
-  CNNBENCH_CHECK_CUDA(cudaGetDeviceProperties(&prop, options.device));
   description_ =
       "cuDNN " + format_library_version(v.cudnn_runtime) + " (runtime; built with " +
       format_library_version(v.cudnn_compiled) + ") / cuBLASLt " +
@@ -798,6 +824,41 @@ CudaExecutable::CudaExecutable(const models::Graph& graph, const CompileOptions&
                       : "") +
       ", CUDA graph " + (options.cuda_graph ? "on" : "off") + ", " + std::to_string(plans_.size()) +
       " cuDNN plans (" + std::to_string(plans_.stats().autotuned) + " autotuned)";
+}
+
+void CudaExecutable::load_plan_cache_file(const std::string& gpu_name) {
+  const std::string& path = options_.plan_cache_path;
+  if (path.empty()) return;
+  const PlanCacheLoad load =
+      read_plan_cache(path, {gpu_name, ctx_->cudnn_version}, options_.device);
+  if (!load.warning.empty()) {
+    setup_.notes.push_back("plan cache " + path + " " + load.warning);
+    return;
+  }
+  for (const auto& [key, choice] : load.entries) plans_.engine_choices().insert(key, choice);
+  if (load.existed) {
+    setup_.notes.push_back("plan cache " + path + ": " + std::to_string(load.entries.size()) +
+                           " engine choices read");
+  }
+}
+
+void CudaExecutable::save_plan_cache_file(const std::string& gpu_name) {
+  const std::string& path = options_.plan_cache_path;
+  if (path.empty()) return;
+  const PlanCacheStats& st = plans_.stats();
+  if (st.builds == st.engine_choice_reuses) return;  // every plan came from the file
+  try {
+    write_plan_cache(path, {gpu_name, ctx_->cudnn_version}, plans_.engine_choices().entries());
+    setup_.notes.push_back("plan cache " + path + ": written with " +
+                           std::to_string(plans_.engine_choices().size()) + " engine choices");
+  } catch (const BackendError& e) {
+    // The run itself is unaffected; the next one searches again.
+    setup_.notes.push_back(std::string("plan cache not saved: ") + e.what());
+  }
+}
+
+std::unique_ptr<StepEvents> CudaExecutable::make_step_events() {
+  return std::make_unique<CudaStepEvents>(options_.device, stream());
 }
 
 CudaExecutable::~CudaExecutable() {
@@ -964,6 +1025,7 @@ void CudaExecutable::run_pass(CapturedPass& pass, const Batch& batch, bool with_
     ++pass.eager_runs;
     return;
   }
+  const auto capture_start = SetupClock::now();
   CNNBENCH_CHECK_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
   try {
     enqueue();
@@ -999,6 +1061,7 @@ void CudaExecutable::run_pass(CapturedPass& pass, const Batch& batch, bool with_
   }
   pass.exec = GraphExec(exec);
   ++graph_captures_;
+  setup_.capture_s += seconds_between(capture_start, SetupClock::now());
   // Capturing ran nothing: this step runs now, from the graph.
   CNNBENCH_CHECK_CUDA(cudaGraphLaunch(pass.exec.get(), s));
   ++graph_launches_;

@@ -83,8 +83,9 @@ class GraphExec {
 /// the BatchNorm's output used by nothing else) run as one BatchNorm kernel
 /// with the add and the ReLU fused (batchnorm.cuh); the other ops run alone.
 ///
-/// The first convolution's input is padded to 8 channels in NHWC fp16/bf16
-/// (cuDNN's tensor-core kernels want C a multiple of 8; conv.h) when every
+/// The first convolution's NHWC input is padded to 16 bytes per pixel — 8
+/// channels in fp16/bf16, 4 in fp32/tf32 (cuDNN's tensor-core and vectorised
+/// kernels want C·sizeof(element) a multiple of 16; conv.h) — when every
 /// consumer of the images is a convolution with groups = 1. synthetic_batch
 /// then writes the padded images directly; a batch from elsewhere (N, 3, H, W)
 /// is padded into the same buffer at the start of each step.
@@ -155,13 +156,18 @@ class CudaExecutable final : public Executable {
   [[nodiscard]] float loss_scale() const override;
   [[nodiscard]] MemoryReport memory() const override { return memory_; }
   [[nodiscard]] std::string description() const override { return description_; }
+  /// CUDA events on the compute stream (step_events.h).
+  [[nodiscard]] std::unique_ptr<StepEvents> make_step_events() override;
+  /// Plans, autotuning, allocation and (after the first steps) capture times;
+  /// notes on the plan cache file.
+  [[nodiscard]] SetupReport setup_report() const override { return setup_; }
 
   /// The compute stream every step's work is enqueued on (see the on_grad_ready
   /// contract above), as a cudaStream_t; for gradient buckets and step timers.
   [[nodiscard]] void* compute_stream() const override { return ctx_->stream.get(); }
   [[nodiscard]] cudaStream_t stream() const { return ctx_->stream.get(); }
-  /// Channels of the stored input images: 8 when the first layer's input is
-  /// padded, else the graph's input channels.
+  /// Channels of the stored input images: 8 (fp16/bf16) or 4 (fp32/tf32) when
+  /// the first layer's NHWC input is padded, else the graph's input channels.
   [[nodiscard]] int stored_input_channels() const { return stored_channels_; }
   /// Steps (train_step and forward_only calls) launched from a captured graph so far.
   [[nodiscard]] int64_t graph_launches() const { return graph_launches_; }
@@ -207,6 +213,11 @@ class CudaExecutable final : public Executable {
   void allocate_activations(const Plan& plan);
   /// Builds every step (the cuDNN and cuBLASLt plans) and sizes the workspace.
   void build_steps(const Plan& plan, const std::vector<ParamPointers>& params);
+  /// With options_.plan_cache_path: seeds plans_' engine choices from the file
+  /// (before build_steps) / rewrites it with every choice (after). Notes go to
+  /// setup_.notes; neither throws for the file.
+  void load_plan_cache_file(const std::string& gpu_name);
+  void save_plan_cache_file(const std::string& gpu_name);
   /// "... a batch of about N images should fit", from the plan's bytes per image.
   [[nodiscard]] std::string fitting_batch_text(const Plan& plan) const;
   /// "batch size 256 on CUDA device 0", for messages.
@@ -273,6 +284,7 @@ class CudaExecutable final : public Executable {
 
   int64_t device_free_bytes_ = 0;  ///< free device memory before set-up took any
   MemoryReport memory_;
+  SetupReport setup_;
   std::string description_;
   int64_t graph_launches_ = 0;
   int64_t graph_captures_ = 0;

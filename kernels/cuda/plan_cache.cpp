@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <sstream>
 
 namespace cnnbench::kernels::cuda {
@@ -138,7 +139,10 @@ std::shared_ptr<const ConvPlan> PlanCache::conv_plan(const DeviceContext& ctx,
     return it->second;
   }
   const EngineChoice* preferred = choices_.find(key);
+  const auto start = std::chrono::steady_clock::now();
   auto plan = std::make_shared<const ConvPlan>(ctx, config, options, preferred);
+  stats_.build_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  stats_.autotune_s += plan->autotune_seconds();
   ++stats_.builds;
   if (plan->from_preferred_choice()) ++stats_.engine_choice_reuses;
   if (plan->candidates() > 1 && plan->autotuned_ms() >= 0.0F) ++stats_.autotuned;

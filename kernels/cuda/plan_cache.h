@@ -86,6 +86,8 @@ struct PlanCacheStats {
   /// searching the heuristics (and autotuning).
   int64_t engine_choice_reuses = 0;
   int64_t autotuned = 0;  ///< builds that timed more than one candidate
+  double build_s = 0;     ///< wall time of all builds (seconds), autotuning included
+  double autotune_s = 0;  ///< of which timing candidates
 };
 
 /// key → ConvPlan. A plan is built on first request with the options of that

@@ -315,6 +315,9 @@ TEST(CudaExecutable, NhwcAndNchwAgreeAtFp32) {
     o.format = f;
     const auto exec = compile(g, o);
     const size_t k = f == DataFormat::NHWC ? 0 : 1;
+    // fp32 NHWC pads the images to 4 channels (16-byte pixels); NCHW does not:
+    // the comparison below therefore also checks the padded fp32 stem.
+    ASSERT_EQ(exec->stored_input_channels(), f == DataFormat::NHWC ? 4 : 3);
     // The same logical images in each layout (init.h's generator).
     std::vector<float> images(size_t(4) * 3 * 16 * 16);
     std::vector<int32_t> labels(4);
