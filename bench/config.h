@@ -39,6 +39,10 @@ struct Config {
   int num_threads = 0;             ///< CPU backend threads; 0 = OpenMP's choice
   bool cuda_graph = true;
   bool cudnn_autotune = true;
+  /// Let runtime-compiled cuDNN engines compete in autotuning (they compile
+  /// with NVRTC, seconds per shape); off = only where nothing else runs a shape.
+  bool cudnn_runtime_compiled_engines = false;
+  std::string plan_cache;          ///< --plan_cache file; empty = none
   /// Gradient all-reduce bucket size in MiB (PyTorch DDP's bucket_cap_mb); the
   /// first bucket is min(1 MiB, this) so that communication starts early.
   double allreduce_bucket_mb = 25.0;

@@ -150,6 +150,10 @@ class FlagTable {
     option("num_threads", "INT", "CPU threads; default 0 = the OpenMP runtime's choice");
     flag("cuda_graph", "capture the step in a CUDA graph and replay it; default true (=false: off)");
     flag("cudnn_autotune", "time cuDNN engine candidates once per shape; default true (=false: off)");
+    flag("cudnn_runtime_compiled_engines",
+         "let runtime-compiled cuDNN engines (NVRTC, seconds each) compete; default off");
+    option("plan_cache", "PATH",
+           "file of the chosen cuDNN engine per shape: read at set-up, rewritten after");
     option("allreduce_bucket_mb", "MIB", "gradient all-reduce bucket size; default 25 (first bucket 1)");
     option("scaling_sweep", "N,N,...", "run on the first N GPUs for each N (e.g. 1,2,4,8) and print a table");
     option("baseline_images_per_sec", "FLOAT", "one-GPU images/sec to compute scaling efficiency against");
@@ -248,15 +252,16 @@ void validate_metrics_namespace(const std::string& ns) {
   if (auto why = check_emf_namespace(ns)) fail("metrics_namespace", ns, "invalid: " + *why);
 }
 
-void validate_result_json(const std::string& path) {
-  if (path.empty()) fail("result_json", path, "expected a file path");
+/// A file path to write: its folder exists and it is not a folder itself.
+void validate_output_path(std::string_view flag, const std::string& path) {
+  if (path.empty()) fail(flag, path, "expected a file path");
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   std::error_code ec;
   if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
-    fail("result_json", path, "directory " + parent.string() + " does not exist");
+    fail(flag, path, "directory " + parent.string() + " does not exist");
   }
   if (std::filesystem::path(path).filename().empty() || std::filesystem::is_directory(path, ec)) {
-    fail("result_json", path, "is a directory; expected a file path");
+    fail(flag, path, "is a directory; expected a file path");
   }
 }
 
@@ -384,6 +389,12 @@ FlagsResult parse_flags(int argc, const char* const* argv) {
   }
   c.cuda_graph = flags.get_bool("cuda_graph", c.cuda_graph);
   c.cudnn_autotune = flags.get_bool("cudnn_autotune", c.cudnn_autotune);
+  c.cudnn_runtime_compiled_engines =
+      flags.get_bool("cudnn_runtime_compiled_engines", c.cudnn_runtime_compiled_engines);
+  if (auto v = flags.get("plan_cache")) {
+    validate_output_path("plan_cache", *v);
+    c.plan_cache = *v;
+  }
   if (auto v = flags.get("allreduce_bucket_mb")) {
     constexpr std::string_view kValid = "a number of MiB greater than 0 and at most 4096";
     const double mb = parse_number("allreduce_bucket_mb", *v, kValid);
@@ -421,7 +432,7 @@ FlagsResult parse_flags(int argc, const char* const* argv) {
     c.metrics_namespace = *v;
   }
   if (auto v = flags.get("result_json")) {
-    validate_result_json(*v);
+    validate_output_path("result_json", *v);
     c.result_json = *v;
   }
   if (auto v = flags.get("telemetry_interval_ms")) {

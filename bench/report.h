@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "kernels/backend.h"
+
 namespace cnnbench::bench {
 
 /// One GPU (or the CPU) a run trains on, as the header lists it.
@@ -44,6 +46,9 @@ struct RunInfo {
   int64_t param_count = 0;
   double gflops_per_image = 0;      ///< forward, multiply-add = 2 FLOPs
   std::string backend;              ///< Executable::description()
+  /// Executable::setup_report(); capture_s is refreshed after the run (the
+  /// step is captured during warm-up).
+  kernels::SetupReport setup;
   int64_t device_memory_bytes = 0;  ///< bytes the executable allocated (per device)
   uint64_t seed = 0;
 };
@@ -73,6 +78,7 @@ struct RunSummary {
   StepStats last;                      ///< the statistics over all timed steps
   Percentiles step_time_ms;            ///< of per-step times
   std::vector<double> step_times_ms;   ///< every timed step, in order
+  std::string step_timing;             ///< how steps were timed: "CUDA events" or "host clock"
   std::vector<double> losses;          ///< loss at each displayed step (NaN where unread)
   double final_loss = 0;
   bool interrupted = false;            ///< stopped by a signal before the end

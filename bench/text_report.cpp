@@ -85,6 +85,15 @@ void TextReporter::header(const RunInfo& info) {
   line(out_, "Backend", info.backend);
   line(out_, "Memory", fmt("%.1f MiB per device",
                            static_cast<double>(info.device_memory_bytes) / (1024.0 * 1024.0)));
+  if (const kernels::SetupReport& su = info.setup; su.plans_built > 0 || su.allocation_s > 0) {
+    line(out_, "Set-up", fmt("plans %.2f s, autotuning %.2f s, allocation %.2f s; %lld cuDNN plans "
+                             "(%lld autotuned, %lld from the plan cache)",
+                             su.plans_s, su.autotune_s, su.allocation_s,
+                             static_cast<long long>(su.plans_built),
+                             static_cast<long long>(su.plans_autotuned),
+                             static_cast<long long>(su.plans_from_cache)));
+  }
+  for (const std::string& note : info.setup.notes) line(out_, "Note", note);
   for (const auto& l : extra_header_lines_) out_ << l << '\n';
   out_ << "==========\n";
   if (info.num_warmup_batches > 0) out_ << "Running warm up\n";
@@ -112,13 +121,18 @@ void TextReporter::summary(const RunInfo& info, const RunSummary& summary) {
               static_cast<long long>(summary.images), summary.wall_time_s);
   if (summary.steps > 0) {
     const Percentiles& p = summary.step_time_ms;
-    out_ << fmt("step time p50/p90/p99: %.2f / %.2f / %.2f ms\n", p.p50, p.p90, p.p99);
+    out_ << fmt("step time p50/p90/p99: %.2f / %.2f / %.2f ms%s\n", p.p50, p.p90, p.p99,
+                summary.step_timing.empty() ? "" : (" (" + summary.step_timing + ")").c_str());
     out_ << fmt("step time mean/min/max: %.2f / %.2f / %.2f ms\n", p.mean, p.min, p.max);
   }
   for (const auto& l : summary_lines_) out_ << l << '\n';
   if (info.num_warmup_batches > 0 && (summary.steps > 0 || !summary.interrupted)) {
-    out_ << fmt("warm-up: %d step%s in %.3f s (untimed)\n", info.num_warmup_batches,
+    out_ << fmt("warm-up: %d step%s in %.3f s (untimed)", info.num_warmup_batches,
                 info.num_warmup_batches == 1 ? "" : "s", summary.warmup_time_s);
+    if (info.setup.capture_s > 0) {
+      out_ << fmt("; CUDA graph capture %.3f s of it", info.setup.capture_s);
+    }
+    out_ << '\n';
   }
   if (std::isfinite(summary.final_loss) && summary.steps > 0) {
     out_ << fmt("final loss: %.3f (mean cross-entropy of the last step)\n", summary.final_loss);

@@ -31,11 +31,30 @@ double SteadyClock::now_s() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-double HostStepTimer::stop_ms() {
+void HostStepTimer::stop() {
   executable_.synchronize();
   // A step shorter than the clock's resolution would read as 0 ms, which no
   // rate can be derived from; 1 ns stands for "below resolution".
-  return std::max((clock_.now_s() - start_s_) * 1e3, 1e-6);
+  done_ms_.push_back(std::max((clock_.now_s() - start_s_) * 1e3, 1e-6));
+}
+
+std::vector<double> HostStepTimer::take(int /*in_flight*/) {
+  // stop() already waited: every stopped step is done.
+  return std::exchange(done_ms_, {});
+}
+
+DeviceEventStepTimer::DeviceEventStepTimer(std::unique_ptr<kernels::StepEvents> events)
+    : events_(std::move(events)) {
+  if (events_ == nullptr) throw std::invalid_argument("DeviceEventStepTimer: no step events");
+  if (events_->capacity() < 2) {
+    throw std::invalid_argument("DeviceEventStepTimer: step events must hold 2 steps to read one late");
+  }
+}
+
+std::vector<double> DeviceEventStepTimer::take(int in_flight) {
+  std::vector<double> times;
+  while (events_->pending() > std::max(0, in_flight)) times.push_back(events_->elapsed_ms());
+  return times;
 }
 
 Trainer::Trainer(kernels::Executable& executable, mpi::Communicator& comm, Reporter& reporter,
@@ -90,7 +109,13 @@ RunSummary Trainer::run(const RunInfo& info) {
   const double run_start_s = clock_->now_s();
   const double program_start_s =
       settings_.program_start_s >= 0 ? settings_.program_start_s : run_start_s;
-  if (!timer_) timer_ = std::make_unique<HostStepTimer>(executable_, *clock_);
+  if (!timer_) {
+    if (auto events = executable_.make_step_events()) {
+      timer_ = std::make_unique<DeviceEventStepTimer>(std::move(events));
+    } else {
+      timer_ = std::make_unique<HostStepTimer>(executable_, *clock_);
+    }
+  }
 
   // Generated once, on the device: data movement is not what is measured.
   const kernels::Batch batch = executable_.synthetic_batch(settings_.seed);
@@ -143,9 +168,12 @@ RunSummary Trainer::run(const RunInfo& info) {
     for (int step = 1;; ++step) {
       timer_->start();
       enqueue_step(batch, timed_grad_ready);
-      series.add(timer_->stop_ms());
+      timer_->stop();
       // tf_cnn_benchmarks displays the first timed step and every display_every-th.
-      if (step == 1 || step % settings_.display_every == 0) {
+      const bool display = step == 1 || step % settings_.display_every == 0;
+      // Step times are read one step late, except where a line needs them all.
+      for (const double ms : timer_->take(display ? 0 : 1)) series.add(ms);
+      if (display) {
         StepStats stats = series.stats();
         stats.loss = read_finite_loss(executable_, "timed step " + std::to_string(step));
         stats.elapsed_s = clock_->now_s() - loop_start_s;
@@ -167,6 +195,7 @@ RunSummary Trainer::run(const RunInfo& info) {
       const bool done = settings_.duration_s > 0 ? v.done : step >= settings_.num_batches;
       if (done) break;
     }
+    for (const double ms : timer_->take(0)) series.add(ms);
     executable_.synchronize();
     comm_.barrier();
     summary.wall_time_s = clock_->now_s() - loop_start_s;
@@ -174,6 +203,7 @@ RunSummary Trainer::run(const RunInfo& info) {
     if (after_timed_loop_) after_timed_loop_();
   }
 
+  summary.step_timing = timer_->name();
   summary.steps = series.count();
   summary.images = int64_t{summary.steps} * settings_.global_batch;
   if (summary.steps > 0) {

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "bench/report.h"
 #include "kernels/backend.h"
@@ -32,32 +33,56 @@ class SteadyClock final : public Clock {
   [[nodiscard]] double now_s() const override;
 };
 
-/// Times one step. start() is called before the step's work is enqueued and
-/// stop_ms() right after; stop_ms() returns once the step's work has finished.
-/// The CPU uses HostStepTimer; a CUDA implementation records events on the
-/// executable's stream and returns cudaEventElapsedTime.
+/// Times steps. start() is called before a step's work is enqueued and stop()
+/// right after; take(in_flight) returns the times (ms, > 0) of stopped steps
+/// not returned before, oldest first, waiting until at most `in_flight`
+/// stopped steps are left unreturned. A timer that reads a step one step late
+/// (take(1)) never makes the host wait for the step it has just enqueued, so
+/// the device is never idle between steps because of the timing.
 class StepTimer {
  public:
   virtual ~StepTimer() = default;
   virtual void start() = 0;
-  /// The step's time in milliseconds (> 0).
-  virtual double stop_ms() = 0;
+  virtual void stop() = 0;
+  virtual std::vector<double> take(int in_flight) = 0;
+  /// How steps are timed, for the report ("host clock", "CUDA events").
+  [[nodiscard]] virtual std::string name() const = 0;
 };
 
-/// Host clock around the step, read after Executable::synchronize() so that the
-/// time covers the work and not only its enqueueing.
+/// Host clock around the step, read after Executable::synchronize() in stop(),
+/// so that the time covers the work and not only its enqueueing (the CPU
+/// backend, whose steps are synchronous anyway).
 class HostStepTimer final : public StepTimer {
  public:
   /// `executable` and `clock` must outlive the timer.
   HostStepTimer(kernels::Executable& executable, const Clock& clock)
       : executable_(executable), clock_(clock) {}
   void start() override { start_s_ = clock_.now_s(); }
-  double stop_ms() override;
+  void stop() override;
+  std::vector<double> take(int in_flight) override;
+  [[nodiscard]] std::string name() const override { return "host clock"; }
 
  private:
   kernels::Executable& executable_;
   const Clock& clock_;
   double start_s_ = 0;
+  std::vector<double> done_ms_;
+};
+
+/// Device events recorded on the executable's stream around each step
+/// (kernels::StepEvents), read one step late: the step time is the device's
+/// time from the step's first to its last work, never a host wait.
+class DeviceEventStepTimer final : public StepTimer {
+ public:
+  /// Throws std::invalid_argument when `events` is null or holds fewer than 2 steps.
+  explicit DeviceEventStepTimer(std::unique_ptr<kernels::StepEvents> events);
+  void start() override { events_->record_start(); }
+  void stop() override { events_->record_stop(); }
+  std::vector<double> take(int in_flight) override;
+  [[nodiscard]] std::string name() const override { return "CUDA events"; }
+
+ private:
+  std::unique_ptr<kernels::StepEvents> events_;
 };
 
 /// The loss became NaN or infinite; what() names the step.
@@ -106,7 +131,8 @@ class Trainer {
 
   /// Replaces the steady clock (tests run on simulated time).
   void use_clock(const Clock& clock) { clock_ = &clock; }
-  /// Replaces the HostStepTimer (device-event timing on CUDA).
+  /// Replaces the default timer (device events where the executable has them,
+  /// else the host clock).
   void use_step_timer(std::unique_ptr<StepTimer> timer) { timer_ = std::move(timer); }
   /// Checked between steps; may be null (never stop early). Must outlive run().
   void use_stop_flag(const std::atomic<bool>* stop) { stop_ = stop; }

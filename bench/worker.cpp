@@ -201,6 +201,8 @@ WorkerResult run_worker(const BenchmarkPlan& plan, kernels::Backend& backend, mp
   options.num_threads = c.num_threads;
   options.cuda_graph = plan.cuda_graph;
   options.cudnn_autotune = c.cudnn_autotune;
+  options.cudnn_runtime_compiled_engines = c.cudnn_runtime_compiled_engines;
+  options.plan_cache_path = c.plan_cache;
   const std::unique_ptr<kernels::Executable> executable = compile(backend, graph, options);
 
   WorkerResult result;
@@ -236,6 +238,7 @@ WorkerResult run_worker(const BenchmarkPlan& plan, kernels::Backend& backend, mp
   info.param_count = graph.param_count();
   info.gflops_per_image = graph.flops_per_image() / 1e9;
   info.backend = executable->description();
+  info.setup = executable->setup_report();
   info.device_memory_bytes = executable->memory().total();
   info.seed = c.seed;
 
@@ -282,6 +285,7 @@ WorkerResult run_worker(const BenchmarkPlan& plan, kernels::Backend& backend, mp
                    "; try a smaller --batch_size");
   }
   const RunSummary& summary = result.summary;
+  info.setup = executable->setup_report();  // capture happened during warm-up
 
   const RankFigures mine = own_figures(comm.rank(), plan.environment.host_name, device, plan.batch, summary);
   const std::vector<RankFigures> ranks = gather_rank_figures(comm, mine);

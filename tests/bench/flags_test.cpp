@@ -48,6 +48,15 @@ TEST(Flags, DefaultsLeaveDeviceDependentValuesUnset) {
   EXPECT_EQ(c.device, DeviceChoice::Auto);
   EXPECT_TRUE(c.cuda_graph);
   EXPECT_FALSE(c.forward_only);
+  EXPECT_FALSE(c.cudnn_runtime_compiled_engines);
+  EXPECT_TRUE(c.plan_cache.empty());
+}
+
+TEST(Flags, PlanCacheAndRuntimeCompiledEngines) {
+  const Config c =
+      parse({"--plan_cache=/tmp/cnnbench-plans.json", "--cudnn_runtime_compiled_engines"}).config;
+  EXPECT_EQ(c.plan_cache, "/tmp/cnnbench-plans.json");
+  EXPECT_TRUE(c.cudnn_runtime_compiled_engines);
 }
 
 TEST(Flags, BothSpellingsOfValuesAndBooleans) {
@@ -165,6 +174,9 @@ TEST(Flags, EveryInvalidInputIsAUsageErrorNamingFlagAndValue) {
       {{"--metrics_namespace="}, {"--metrics_namespace"}},
       {{"--result_json=/no/such/dir/r.json"}, {"--result_json=/no/such/dir/r.json", "/no/such/dir"}},
       {{"--result_json=/tmp"}, {"--result_json=/tmp", "is a directory"}},
+      {{"--plan_cache=/no/such/dir/plans.json"}, {"--plan_cache=/no/such/dir/plans.json", "/no/such/dir"}},
+      {{"--plan_cache=/tmp"}, {"--plan_cache=/tmp", "is a directory"}},
+      {{"--cudnn_runtime_compiled_engines=sometimes"}, {"--cudnn_runtime_compiled_engines=sometimes", "true or false"}},
       {{"--allreduce_bucket_mb=0"}, {"--allreduce_bucket_mb=0", "greater than 0 and at most 4096"}},
       {{"--allreduce_bucket_mb=5000"}, {"--allreduce_bucket_mb=5000", "at most 4096"}},
       {{"--allreduce_bucket_mb=big"}, {"--allreduce_bucket_mb=big", "MiB"}},

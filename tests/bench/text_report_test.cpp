@@ -144,6 +144,36 @@ TEST(TextReporter, InterruptedRunSaysSo) {
   EXPECT_EQ(text.substr(text.size() - last.size()), last);
 }
 
+TEST(TextReporter, GpuSetUpPhasesNotesStepTimingAndCapture) {
+  std::ostringstream out;
+  TextReporter reporter(out);
+  RunInfo info = four_gpu_info();
+  info.setup.plans_s = 1.5;
+  info.setup.autotune_s = 4.25;
+  info.setup.allocation_s = 0.5;
+  info.setup.plans_built = 42;
+  info.setup.plans_autotuned = 40;
+  info.setup.plans_from_cache = 2;
+  info.setup.notes = {"plan cache /tmp/p.json was written for GPU 'A10G'; ignored"};
+  RunSummary summary = drive(reporter, info);
+  summary.step_timing = "CUDA events";
+  info.setup.capture_s = 0.125;  // known only after warm-up
+  reporter.summary(info, summary);
+  const std::string text = out.str();
+  EXPECT_NE(text.find("Memory:      3584.0 MiB per device\n"
+                      "Set-up:      plans 1.50 s, autotuning 4.25 s, allocation 0.50 s; 42 cuDNN "
+                      "plans (40 autotuned, 2 from the plan cache)\n"
+                      "Note:        plan cache /tmp/p.json was written for GPU 'A10G'; ignored\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("step time p50/p90/p99: 100.00 / 115.00 / 124.00 ms (CUDA events)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("warm-up: 2 steps in 0.300 s (untimed); CUDA graph capture 0.125 s of it\n"),
+            std::string::npos)
+      << text;
+}
+
 TEST(TextReporter, CpuRunWithoutWarmupAndStopBeforeAnyStep) {
   RunInfo info;
   info.model = "trivial";

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -74,6 +75,14 @@ class FakeExecutable final : public kernels::Executable {
 
   [[nodiscard]] int steps() const { return train_steps + forward_steps; }
 
+  /// With use_step_events: make_step_events() returns FakeStepEvents whose
+  /// step n (0-based over timed steps) took device_ms(n), and `event_reads`
+  /// gets (step n read, steps enqueued at that moment) for every read.
+  bool use_step_events = false;
+  std::function<double(int)> device_ms = [](int n) { return 2.0 + n; };
+  std::vector<std::pair<int, int>> event_reads;
+  std::unique_ptr<kernels::StepEvents> make_step_events() override;
+
  private:
   void finish_step() {
     clock_.advance_ms(step_ms(steps() - 1));
@@ -86,6 +95,37 @@ class FakeExecutable final : public kernels::Executable {
   std::vector<float> params_ = std::vector<float>(8);
   std::vector<float> grads_ = std::vector<float>(8);
 };
+
+/// Step events of a FakeExecutable (see FakeExecutable::use_step_events).
+class FakeStepEvents final : public kernels::StepEvents {
+ public:
+  explicit FakeStepEvents(FakeExecutable& exec) : exec_(exec) {}
+  void record_start() override {
+    if (started_ != stopped_) throw std::logic_error("record_start twice");
+    if (pending() == capacity()) throw std::logic_error("ring full");
+    ++started_;
+  }
+  void record_stop() override {
+    if (started_ != stopped_ + 1) throw std::logic_error("record_stop without start");
+    ++stopped_;
+  }
+  double elapsed_ms() override {
+    if (pending() == 0) throw std::logic_error("nothing to read");
+    exec_.event_reads.emplace_back(read_, exec_.steps());
+    return exec_.device_ms(read_++);
+  }
+  [[nodiscard]] int pending() const override { return stopped_ - read_; }
+  [[nodiscard]] int capacity() const override { return 4; }
+
+ private:
+  FakeExecutable& exec_;
+  int started_ = 0, stopped_ = 0, read_ = 0;
+};
+
+inline std::unique_ptr<kernels::StepEvents> FakeExecutable::make_step_events() {
+  if (!use_step_events) return nullptr;
+  return std::make_unique<FakeStepEvents>(*this);
+}
 
 /// A communicator of `world_size` workers seen from rank 0, counting barriers.
 class FakeCommunicator final : public mpi::Communicator {

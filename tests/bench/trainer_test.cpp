@@ -118,6 +118,57 @@ TEST(Trainer, TotalIsImagesOverWallTimeIncludingWorkBetweenSteps) {
   EXPECT_NEAR(s.step_time_ms.p50, 10.0, 1e-9);
 }
 
+TEST(Trainer, HostClockTimesStepsWhenTheExecutableHasNoDeviceEvents) {
+  Rig rig;
+  const RunSummary s = rig.run(settings(3, 0));
+  EXPECT_EQ(s.step_timing, "host clock");
+  const auto ten = ::testing::DoubleNear(10.0, 1e-6);  // the fake clock's step time
+  EXPECT_THAT(s.step_times_ms, ::testing::ElementsAre(ten, ten, ten));
+}
+
+TEST(Trainer, DeviceEventsAreReadOneStepLateExceptWhereALineNeedsThem) {
+  Rig rig;
+  rig.exe.use_step_events = true;
+  rig.exe.device_ms = [](int n) { return 2.0 + n; };  // differs from the host clock's 10 ms
+  const RunSummary s = rig.run(settings(25, 2, 10));
+  EXPECT_EQ(s.step_timing, "CUDA events");
+  ASSERT_EQ(s.step_times_ms.size(), 25U);
+  for (int n = 0; n < 25; ++n) EXPECT_DOUBLE_EQ(s.step_times_ms[size_t(n)], 2.0 + n) << n;
+  // Every timed step is read exactly once, in order.
+  ASSERT_EQ(rig.exe.event_reads.size(), 25U);
+  for (int n = 0; n < 25; ++n) {
+    const auto [step, enqueued] = rig.exe.event_reads[size_t(n)];
+    EXPECT_EQ(step, n);
+    const int timed_enqueued = enqueued - 2;  // two warm-up steps before
+    const int timed_step = n + 1;             // 1-based
+    const bool needed_now = timed_step == 1 || timed_step % 10 == 0 || timed_step == 25;
+    if (needed_now) {
+      EXPECT_GE(timed_enqueued, timed_step) << "step " << timed_step;
+    } else {
+      // Read only once the next step was enqueued: the host never waited for
+      // the step it had just enqueued.
+      EXPECT_EQ(timed_enqueued, timed_step + 1) << "step " << timed_step;
+    }
+  }
+  // The displayed statistics cover exactly the steps so far.
+  ASSERT_EQ(rig.reporter.steps.size(), 3U);
+  EXPECT_EQ(rig.reporter.steps[1].step, 10);
+  EXPECT_DOUBLE_EQ(rig.reporter.steps[1].step_time_ms, 11.0);
+}
+
+TEST(Trainer, DeviceEventsOfAnInterruptedLoopAreAllRead) {
+  Rig rig;
+  rig.exe.use_step_events = true;
+  std::atomic<bool> stop{false};
+  rig.exe.on_step = [&](int steps) {
+    if (steps == 4) stop = true;
+  };
+  const RunSummary s = rig.run(settings(100, 0, 10), &stop);
+  EXPECT_TRUE(s.interrupted);
+  EXPECT_EQ(s.steps, 4);
+  EXPECT_THAT(s.step_times_ms, ::testing::ElementsAre(2.0, 3.0, 4.0, 5.0));
+}
+
 TEST(Trainer, StopFlagEndsTheLoopAfterTheCurrentStep) {
   Rig rig;
   std::atomic<bool> stop{false};
