@@ -1,6 +1,7 @@
 #include "kernels/backend.h"
 
 #include <stdexcept>
+#include <string>
 
 namespace cnnbench::kernels {
 
@@ -30,6 +31,14 @@ int64_t dtype_size(DType t) {
     case DType::I32: return 4;
   }
   throw std::invalid_argument("unknown DType");
+}
+
+void check_flat_range(const char* what, int64_t offset, int64_t count, int64_t size) {
+  if (offset < 0 || count < 0 || offset > size || count > size - offset) {
+    throw std::out_of_range(std::string(what) + " range [" + std::to_string(offset) + ", " +
+                            std::to_string(offset) + " + " + std::to_string(count) +
+                            ") is outside the buffer of " + std::to_string(size) + " elements");
+  }
 }
 
 }  // namespace cnnbench::kernels

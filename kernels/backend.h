@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/param_hash.h"
 #include "models/graph.h"
 
 namespace cnnbench::kernels {
@@ -25,6 +26,9 @@ enum class DType { F32, F16, BF16, I32 };
 const char* to_string(Precision p);   ///< "fp32", "tf32", "fp16", "bf16"
 const char* to_string(DataFormat f);  ///< "NHWC", "NCHW"
 int64_t dtype_size(DType t);          ///< bytes per element
+/// Throws std::out_of_range naming `what` unless [offset, offset + count) lies
+/// within a buffer of `size` elements.
+void check_flat_range(const char* what, int64_t offset, int64_t count, int64_t size);
 
 /// SGD with momentum and L2 weight decay, as torch.optim.SGD (dampening 0,
 /// no Nesterov): g' = g + wd·w; v = momentum·v + g'; w = w − lr·v.
@@ -139,6 +143,13 @@ class Executable {
   /// over the classes) from `seed`, once; the returned view stays valid for the
   /// Executable's lifetime. Calling it again replaces the batch.
   virtual Batch synthetic_batch(uint64_t seed) = 0;
+  /// A batch from the host: `images` [N, C, H, W] fp32 in the compiled layout
+  /// (C = the graph's input channels; NHWC stores it as [N, H, W, C]) and
+  /// `labels` [N] in [0, num_classes), N the compiled batch. Copied to the
+  /// device in the storage type; the Batch stays valid until the next
+  /// upload_batch or synthetic_batch. For comparing backends on one batch
+  /// (their synthetic generators differ).
+  virtual Batch upload_batch(const float* images, const int32_t* labels) = 0;
   /// One training step: forward, loss, backward (calling on_grad_ready as gradient
   /// ranges complete; may be empty), gradient all-reduce hook, optimizer update.
   /// May return before the device finished (CUDA); call loss() or synchronize().
@@ -152,8 +163,23 @@ class Executable {
   /// fp32 master parameters, flat, in models::Graph::param_layout order.
   virtual BufferView parameters() = 0;
   /// Gradients of the last step, flat, same order and length as parameters().
-  /// dtype is the all-reduce dtype (F32 on CPU).
+  /// dtype is the all-reduce dtype (F32 on CPU). In fp16 runs they carry the
+  /// loss scale the step used (the optimizer divides it out).
   virtual BufferView gradients() = 0;
+  /// Copies elements [offset, offset + count) of parameters() (fp32) to `out`
+  /// on the host, after the work enqueued so far. Throws std::out_of_range
+  /// for a range outside the buffer.
+  virtual void read_parameters(int64_t offset, int64_t count, float* out) = 0;
+  /// The same for gradients().
+  virtual void read_gradients(int64_t offset, int64_t count, float* out) = 0;
+  /// Overwrites parameters() [offset, offset + count) with `values` (fp32,
+  /// host) and refreshes whatever the layers read from them, ordered after the
+  /// work enqueued so far. Throws std::out_of_range for a range outside the buffer.
+  virtual void write_parameters(int64_t offset, const float* values, int64_t count) = 0;
+  /// param_hash.h's hashes of parameters() over `layout` (the graph's
+  /// param_layout), after the work enqueued so far; the CUDA backend hashes
+  /// on the device and copies only the per-tensor sums.
+  virtual ParamHashes parameter_hashes(const std::vector<models::ParamSlot>& layout) = 0;
   /// The cudaStream_t the step's compute work is enqueued on (as void*), for the
   /// gradient all-reduce to order itself after; nullptr on the CPU.
   [[nodiscard]] virtual void* compute_stream() const { return nullptr; }

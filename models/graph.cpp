@@ -495,6 +495,19 @@ double Graph::flops_per_image() const {
   return flops;
 }
 
+Graph Graph::without_dropout() const {
+  Graph copy = *this;
+  for (Node& n : copy.nodes_) {
+    if (auto* d = std::get_if<DropoutAttrs>(&n.attrs)) d->p = 0.0F;
+  }
+  return copy;
+}
+
+std::string param_name(const Graph& graph, const ParamSlot& slot) {
+  const bool weight = slot.role == ParamRole::Weight || slot.role == ParamRole::Scale;
+  return graph.node(slot.node).name + (weight ? ".weight" : ".bias");
+}
+
 int Graph::num_classes() const {
   for (auto it = nodes_.rbegin(); it != nodes_.rend(); ++it) {
     if (const auto* fc = std::get_if<FullyConnectedAttrs>(&it->attrs)) {

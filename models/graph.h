@@ -188,6 +188,12 @@ struct ParamSlot {
   int64_t fan_out = 0;
 };
 
+class Graph;
+/// torchvision's name of a parameter tensor: "<node>.weight" for conv and FC
+/// weights and BatchNorm scales, "<node>.bias" for biases and BatchNorm shifts
+/// (e.g. "layer1.0.bn1.weight").
+std::string param_name(const Graph& graph, const ParamSlot& slot);
+
 /// A network: nodes in topological order, built with the add_* methods, with
 /// exactly one Input node (id 0) and at most one SoftmaxCrossEntropy node (last).
 ///
@@ -247,6 +253,9 @@ class Graph {
   [[nodiscard]] double flops_per_image() const;
   /// Number of classes of the final FC layer (0 if there is none).
   [[nodiscard]] int num_classes() const;
+  /// A copy whose dropouts have probability 0 (the identity), for comparing
+  /// backends whose dropout masks come from different generators.
+  [[nodiscard]] Graph without_dropout() const;
 
  private:
   NodeId add_node(Attrs attrs, std::vector<NodeId> inputs, std::string name);

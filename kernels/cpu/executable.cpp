@@ -334,6 +334,12 @@ Batch CpuExecutable::synthetic_batch(uint64_t seed) {
   return {images_.data(), labels_.data(), options_.batch};
 }
 
+Batch CpuExecutable::upload_batch(const float* images, const int32_t* labels) {
+  std::copy_n(images, images_.count(), images_.data());
+  std::copy_n(labels, labels_.count(), labels_.data());
+  return {images_.data(), labels_.data(), options_.batch};
+}
+
 void CpuExecutable::check_batch(const Batch& batch) const {
   if (batch.n != options_.batch || batch.images == nullptr || batch.labels == nullptr) {
     throw std::invalid_argument("batch of " + std::to_string(batch.n) +
@@ -418,5 +424,27 @@ void CpuExecutable::synchronize() { ctx_.stream().wait(); }
 BufferView CpuExecutable::parameters() { return {params_.data(), params_.count(), DType::F32}; }
 
 BufferView CpuExecutable::gradients() { return {grads_.data(), grads_.count(), DType::F32}; }
+
+void CpuExecutable::read_parameters(int64_t offset, int64_t count, float* out) {
+  check_flat_range("parameters", offset, count, params_.count());
+  std::copy_n(params_.data() + offset, count, out);
+}
+
+void CpuExecutable::read_gradients(int64_t offset, int64_t count, float* out) {
+  check_flat_range("gradients", offset, count, grads_.count());
+  std::copy_n(grads_.data() + offset, count, out);
+}
+
+void CpuExecutable::write_parameters(int64_t offset, const float* values, int64_t count) {
+  check_flat_range("parameters", offset, count, params_.count());
+  std::copy_n(values, count, params_.data() + offset);
+}
+
+ParamHashes CpuExecutable::parameter_hashes(const std::vector<models::ParamSlot>& layout) {
+  int64_t end = 0;
+  for (const auto& slot : layout) end = std::max(end, slot.offset + slot.count);
+  check_flat_range("parameters", 0, end, params_.count());
+  return hash_parameters_host(params_.data(), layout);
+}
 
 }  // namespace cnnbench::kernels::cpu

@@ -44,6 +44,7 @@ class CpuExecutable final : public Executable {
   ~CpuExecutable() override;
 
   Batch synthetic_batch(uint64_t seed) override;
+  Batch upload_batch(const float* images, const int32_t* labels) override;
   /// Throws std::logic_error when compiled with training = false, and
   /// std::invalid_argument when the batch size differs from the compiled one.
   void train_step(const Batch& batch, const GradReadyFn& on_grad_ready) override;
@@ -52,6 +53,11 @@ class CpuExecutable final : public Executable {
   void synchronize() override;
   BufferView parameters() override;
   BufferView gradients() override;
+  void read_parameters(int64_t offset, int64_t count, float* out) override;
+  void read_gradients(int64_t offset, int64_t count, float* out) override;
+  /// The layers reorder the flat weights on every call, so a plain copy suffices.
+  void write_parameters(int64_t offset, const float* values, int64_t count) override;
+  ParamHashes parameter_hashes(const std::vector<models::ParamSlot>& layout) override;
   [[nodiscard]] MemoryReport memory() const override { return memory_; }
   [[nodiscard]] std::string description() const override { return description_; }
 

@@ -16,6 +16,7 @@
 #include "kernels/cuda/conv.h"
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/loss.cuh"
+#include "kernels/cuda/param_hash.cuh"
 #include "kernels/cuda/plan_cache_file.h"
 #include "kernels/cuda/step_events.h"
 #include "kernels/error.h"
@@ -884,6 +885,34 @@ Batch CudaExecutable::synthetic_batch(uint64_t seed) {
   return {input_.get(), labels_.as<int32_t>(), options_.batch};
 }
 
+Batch CudaExecutable::upload_batch(const float* images, const int32_t* labels) {
+  const ScopedDevice current(options_.device);
+  const int64_t count =
+      int64_t{options_.batch} * image_channels_ * options_.image_h * options_.image_w;
+  if (uploaded_f32_.get() == nullptr) {
+    uploaded_f32_ = DeviceBuffer(count * 4, "uploaded images (fp32)");
+    uploaded_images_ = dtype_ == DType::F32 ? DeviceBuffer()
+                                            : DeviceBuffer(count * dtype_size(dtype_), "uploaded images");
+  }
+  const cudaStream_t s = stream();
+  ctx_->stream.synchronize();  // the previous batch may still be read
+  CNNBENCH_CHECK_CUDA(cudaMemcpy(uploaded_f32_.get(), images, static_cast<size_t>(count) * 4,
+                                 cudaMemcpyHostToDevice));
+  CNNBENCH_CHECK_CUDA(cudaMemcpy(labels_.get(), labels, static_cast<size_t>(options_.batch) * 4,
+                                 cudaMemcpyHostToDevice));
+  const void* stored = uploaded_f32_.get();
+  if (dtype_ == DType::F16) {
+    cast<float, __half>(uploaded_f32_.as<float>(), uploaded_images_.as<__half>(), count, s);
+    stored = uploaded_images_.get();
+  } else if (dtype_ == DType::BF16) {
+    cast<float, __nv_bfloat16>(uploaded_f32_.as<float>(), uploaded_images_.as<__nv_bfloat16>(),
+                               count, s);
+    stored = uploaded_images_.get();
+  }
+  ctx_->stream.synchronize();
+  return {stored, labels_.as<int32_t>(), options_.batch};
+}
+
 void CudaExecutable::check_batch(const Batch& batch) const {
   if (batch.n != options_.batch || batch.images == nullptr || batch.labels == nullptr) {
     throw std::invalid_argument("batch of " + std::to_string(batch.n) +
@@ -1109,6 +1138,64 @@ BufferView CudaExecutable::parameters() { return {master_.get(), param_count_, D
 
 BufferView CudaExecutable::gradients() {
   return {grads_.get(), grads_.get() ? param_count_ : 0, DType::F32};
+}
+
+void CudaExecutable::read_parameters(int64_t offset, int64_t count, float* out) {
+  check_flat_range("parameters", offset, count, param_count_);
+  const ScopedDevice current(options_.device);
+  ctx_->stream.synchronize();
+  if (count > 0) {
+    CNNBENCH_CHECK_CUDA(cudaMemcpy(out, master_.as<float>() + offset, static_cast<size_t>(count) * 4,
+                                   cudaMemcpyDeviceToHost));
+  }
+}
+
+void CudaExecutable::read_gradients(int64_t offset, int64_t count, float* out) {
+  check_flat_range("gradients", offset, count, grads_.get() != nullptr ? param_count_ : 0);
+  const ScopedDevice current(options_.device);
+  ctx_->stream.synchronize();
+  if (count > 0) {
+    CNNBENCH_CHECK_CUDA(cudaMemcpy(out, grads_.as<float>() + offset, static_cast<size_t>(count) * 4,
+                                   cudaMemcpyDeviceToHost));
+  }
+}
+
+void CudaExecutable::write_parameters(int64_t offset, const float* values, int64_t count) {
+  check_flat_range("parameters", offset, count, param_count_);
+  const ScopedDevice current(options_.device);
+  ctx_->stream.synchronize();
+  if (count > 0) {
+    CNNBENCH_CHECK_CUDA(cudaMemcpy(master_.as<float>() + offset, values,
+                                   static_cast<size_t>(count) * 4, cudaMemcpyHostToDevice));
+  }
+  enqueue_weight_copy();
+  ctx_->stream.synchronize();
+}
+
+ParamHashes CudaExecutable::parameter_hashes(const std::vector<models::ParamSlot>& layout) {
+  int64_t end = 0;
+  for (const auto& slot : layout) end = std::max(end, slot.offset + slot.count);
+  check_flat_range("parameters", 0, end, param_count_);
+  const std::vector<ParamHashChunk> chunks = param_hash_chunks(layout);
+  const ScopedDevice current(options_.device);
+  const auto count = static_cast<int64_t>(chunks.size());
+  // Outside any step: two small buffers for this call only.
+  DeviceBuffer d_chunks(std::max<int64_t>(1, count) * int64_t{sizeof(ParamHashChunk)},
+                        "parameter hash chunks");
+  DeviceBuffer d_sums(std::max<int64_t>(1, count) * 8, "parameter hash sums");
+  const cudaStream_t s = stream();
+  std::vector<uint64_t> sums(chunks.size());
+  if (count > 0) {
+    CNNBENCH_CHECK_CUDA(cudaMemcpyAsync(d_chunks.get(), chunks.data(),
+                                        chunks.size() * sizeof(ParamHashChunk),
+                                        cudaMemcpyHostToDevice, s));
+    launch_param_hash_chunks(master_.as<float>(), d_chunks.as<ParamHashChunk>(), count,
+                             d_sums.as<uint64_t>(), s);
+    CNNBENCH_CHECK_CUDA(cudaMemcpyAsync(sums.data(), d_sums.get(), sums.size() * 8,
+                                        cudaMemcpyDeviceToHost, s));
+  }
+  ctx_->stream.synchronize();
+  return param_hashes_from_sums(tensor_sums_from_chunks(chunks, sums, layout.size()));
 }
 
 }  // namespace cnnbench::kernels::cuda

@@ -143,6 +143,9 @@ class CudaExecutable final : public Executable {
   ~CudaExecutable() override;
 
   Batch synthetic_batch(uint64_t seed) override;
+  /// Uploads fp32 images to a staging buffer and converts them to the storage
+  /// type (padding channels, where the first layer pads, happens per step).
+  Batch upload_batch(const float* images, const int32_t* labels) override;
   /// Throws std::logic_error when compiled with training = false, and
   /// std::invalid_argument when the batch size differs from the compiled one.
   void train_step(const Batch& batch, const GradReadyFn& on_grad_ready) override;
@@ -152,6 +155,14 @@ class CudaExecutable final : public Executable {
   void synchronize() override;
   BufferView parameters() override;
   BufferView gradients() override;
+  /// Wait for the stream, then copy.
+  void read_parameters(int64_t offset, int64_t count, float* out) override;
+  void read_gradients(int64_t offset, int64_t count, float* out) override;
+  /// Waits for the stream, copies, and rewrites the layers' low-precision and
+  /// re-laid-out weight copies from the masters.
+  void write_parameters(int64_t offset, const float* values, int64_t count) override;
+  /// On the device (param_hash.cuh); copies back one 8-byte sum per 64 Ki elements.
+  ParamHashes parameter_hashes(const std::vector<models::ParamSlot>& layout) override;
   /// Waits for the stream; the scale the next step will use (fp16), else 1.
   [[nodiscard]] float loss_scale() const override;
   [[nodiscard]] MemoryReport memory() const override { return memory_; }
@@ -265,6 +276,8 @@ class CudaExecutable final : public Executable {
   DeviceBuffer bn_scratch_;
   DeviceBuffer loss_scratch_;
   DeviceBuffer input_;    ///< images in the stored form (padded, or the synthetic batch)
+  DeviceBuffer uploaded_f32_;     ///< upload_batch's fp32 images, allocated on first use
+  DeviceBuffer uploaded_images_;  ///< the same in the storage type (unpadded)
   DeviceBuffer labels_;   ///< (N) int32
   DeviceBuffer scalars_;  ///< loss (fp32), dropout step (uint64), loss scaler state
 

@@ -3,6 +3,7 @@
 // reporter that records what it is given.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
@@ -49,6 +50,9 @@ class FakeExecutable final : public kernels::Executable {
     ++batches_made;
     return {images_.data(), labels_.data(), 2};
   }
+  kernels::Batch upload_batch(const float* /*images*/, const int32_t* /*labels*/) override {
+    return {images_.data(), labels_.data(), 2};
+  }
   void train_step(const kernels::Batch& /*batch*/, const kernels::GradReadyFn& ready) override {
     if (ready) {
       ready(0, 3);
@@ -70,6 +74,21 @@ class FakeExecutable final : public kernels::Executable {
   void synchronize() override { ++syncs; }
   kernels::BufferView parameters() override { return {params_.data(), 8, kernels::DType::F32}; }
   kernels::BufferView gradients() override { return {grads_.data(), 8, kernels::DType::F32}; }
+  void read_parameters(int64_t offset, int64_t count, float* out) override {
+    kernels::check_flat_range("parameters", offset, count, 8);
+    std::copy_n(params_.data() + offset, count, out);
+  }
+  void read_gradients(int64_t offset, int64_t count, float* out) override {
+    kernels::check_flat_range("gradients", offset, count, 8);
+    std::copy_n(grads_.data() + offset, count, out);
+  }
+  void write_parameters(int64_t offset, const float* values, int64_t count) override {
+    kernels::check_flat_range("parameters", offset, count, 8);
+    std::copy_n(values, count, params_.data() + offset);
+  }
+  kernels::ParamHashes parameter_hashes(const std::vector<models::ParamSlot>& layout) override {
+    return kernels::hash_parameters_host(params_.data(), layout);
+  }
   [[nodiscard]] kernels::MemoryReport memory() const override { return {}; }
   [[nodiscard]] std::string description() const override { return "fake"; }
 
