@@ -43,6 +43,10 @@ struct Config {
   /// with NVRTC, seconds per shape); off = only where nothing else runs a shape.
   bool cudnn_runtime_compiled_engines = false;
   std::string plan_cache;          ///< --plan_cache file; empty = none
+  /// Replica check every N timed steps as well as at the end; 0 = at the end only.
+  int check_every = 0;
+  /// Check one training step on each GPU against the CPU backend before warm-up.
+  bool verify = false;
   /// Gradient all-reduce bucket size in MiB (PyTorch DDP's bucket_cap_mb); the
   /// first bucket is min(1 MiB, this) so that communication starts early.
   double allreduce_bucket_mb = 25.0;

@@ -271,6 +271,11 @@ void EmfReporter::summary(const RunInfo& info, const RunSummary& summary) {
     // Always present, so every summary event holds a metric and an alarm can count
     // interrupted runs.
     e.metric("Interrupted", EmfUnit::Count, summary.interrupted ? 1.0 : 0.0);
+    if (summary.replicas) {
+      // 1 when a replica's parameters differ from the others' (an alarm's input).
+      e.metric("ReplicaMismatch", EmfUnit::Count, summary.replicas->identical ? 0.0 : 1.0);
+      e.property("ParameterHash", summary.replicas->hash);
+    }
     write(e);
   } catch (const std::exception&) {
     ++failed_events_;

@@ -117,6 +117,7 @@ Environment collect_environment(const EnvironmentSources& sources, const kernels
   e.aws_region = value_or_empty(sources.env, "AWS_REGION");
   if (e.aws_region.empty()) e.aws_region = value_or_empty(sources.env, "AWS_DEFAULT_REGION");
   e.aws_batch_job_id = value_or_empty(sources.env, "AWS_BATCH_JOB_ID");
+  e.fault_flip_bit = value_or_empty(sources.env, "CNNBENCH_FAULT_INJECT_FLIP_BIT");
   if (sources.env) {
     e.nvidia_visible_devices = sources.env("NVIDIA_VISIBLE_DEVICES");
     e.cuda_visible_devices = sources.env("CUDA_VISIBLE_DEVICES");

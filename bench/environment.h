@@ -59,6 +59,9 @@ struct Environment {
   std::string aws_batch_job_id;   ///< AWS_BATCH_JOB_ID (AWS Batch, multi-node jobs)
   std::optional<std::string> nvidia_visible_devices;  ///< as set, for the record
   std::optional<std::string> cuda_visible_devices;
+  /// CNNBENCH_FAULT_INJECT_FLIP_BIT: a fault injector for the tests of the
+  /// replica check (bench/replica_check.h); never in the result JSON.
+  std::string fault_flip_bit;
   Versions versions;
 };
 

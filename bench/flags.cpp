@@ -152,6 +152,10 @@ class FlagTable {
     flag("cudnn_autotune", "time cuDNN engine candidates once per shape; default true (=false: off)");
     flag("cudnn_runtime_compiled_engines",
          "let runtime-compiled cuDNN engines (NVRTC, seconds each) compete; default off");
+    option("check_every", "INT",
+           "also check that every replica's parameters are identical every INT timed steps; "
+           "default 0 = at the end only");
+    flag("verify", "check one training step on each GPU against the CPU backend before warm-up");
     option("plan_cache", "PATH",
            "file of the chosen cuDNN engine per shape: read at set-up, rewritten after");
     option("allreduce_bucket_mb", "MIB", "gradient all-reduce bucket size; default 25 (first bucket 1)");
@@ -391,6 +395,18 @@ FlagsResult parse_flags(int argc, const char* const* argv) {
   c.cudnn_autotune = flags.get_bool("cudnn_autotune", c.cudnn_autotune);
   c.cudnn_runtime_compiled_engines =
       flags.get_bool("cudnn_runtime_compiled_engines", c.cudnn_runtime_compiled_engines);
+  if (auto v = flags.get("check_every")) {
+    c.check_every = parse_int("check_every", *v, 0, 1000000000,
+                              "0 (at the end only) or a number of timed steps up to 1000000000");
+  }
+  if (auto v = flags.get("verify")) {
+    c.verify = parse_bool("verify", *v);
+    if (c.verify && c.device == DeviceChoice::Cpu) {
+      throw UsageError(spelled("verify", *v) +
+                       " conflicts with --device=cpu: --verify checks the GPU against the CPU "
+                       "backend; a CPU run has no GPU to check");
+    }
+  }
   if (auto v = flags.get("plan_cache")) {
     validate_output_path("plan_cache", *v);
     c.plan_cache = *v;

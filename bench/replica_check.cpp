@@ -77,10 +77,14 @@ std::vector<std::string> ReplicaCheck::lines(const std::string& device_word) con
                   ", after step " + std::to_string(after_step) + ")");
     return out;
   }
+  const std::string against =
+      tie ? "rank " + std::to_string(reference_rank) + "'s (no majority: each hash is held by as "
+            "many replicas as the others, so which side is wrong is not known)"
+          : "the majority's";
   out.push_back("replicas: MISMATCH after step " + std::to_string(after_step) + ": " +
                 std::to_string(mismatches.size()) + " of " + devices +
-                " hold parameters that differ from the majority (parameter hash " + hex64(hash) +
-                ")");
+                " hold parameters that differ from " + against + " (parameter hash " +
+                hex64(hash) + ")");
   for (const ReplicaMismatch& m : mismatches) {
     char diff[64];
     std::snprintf(diff, sizeof diff, "%.6g", m.max_abs_diff);
@@ -88,11 +92,13 @@ std::vector<std::string> ReplicaCheck::lines(const std::string& device_word) con
                   "; first differing tensor " + m.first_tensor + ": " +
                   std::to_string(m.differing_elements) + " of " +
                   std::to_string(m.tensor_elements) + " elements differ, max |difference| " + diff +
-                  " against the majority's copy");
+                  " against " + (tie ? "rank " + std::to_string(reference_rank) + "'s" : "the majority's") +
+                  " copy");
   }
   out.push_back("replicas: a replica that drifts from the others points at silent data "
-                "corruption in that GPU's arithmetic or memory, or at the interconnect; rerun to "
-                "see whether the same GPU fails again, and take it out of service if it does");
+                "corruption in that " + device_word + "'s arithmetic or memory, or at the "
+                "interconnect; rerun to see whether the same " + device_word +
+                " fails again, and take it out of service if it does");
   return out;
 }
 
@@ -116,6 +122,8 @@ ReplicaCheck check_replicas(mpi::Communicator& comm, kernels::Executable& execut
     if (votes[all[r].total] > votes[all[reference].total]) reference = r;
   }
   check.hash = all[reference].total;
+  check.reference_rank = all[reference].who.rank;
+  for (const auto& [h, n] : votes) check.tie = check.tie || (h != check.hash && n == votes[check.hash]);
 
   // Each mismatching replica's first differing tensor, in layout order.
   std::vector<std::pair<size_t, size_t>> firsts;  // (replica, tensor)

@@ -42,6 +42,10 @@ struct ReplicaCheck {
   int replicas = 0;       ///< workers compared
   int after_step = 0;     ///< timed steps done when checked
   uint64_t hash = 0;      ///< the majority's parameter hash
+  /// No hash is held by more replicas than every other (e.g. 1 against 1):
+  /// the lowest rank's stands in for the majority.
+  bool tie = false;
+  int reference_rank = 0;  ///< the replica compared against
   std::vector<ReplicaMismatch> mismatches;  ///< empty when identical
   double seconds = 0;     ///< wall time of the check on this worker
   [[nodiscard]] bool identical() const { return mismatches.empty(); }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,9 @@ struct RunInfo {
   /// Executable::setup_report(); capture_s is refreshed after the run (the
   /// step is captured during warm-up).
   kernels::SetupReport setup;
+  /// --verify's lines (one per GPU and precision), empty without --verify.
+  std::vector<std::string> verify_lines;
+  bool verify_passed = true;
   int64_t device_memory_bytes = 0;  ///< bytes the executable allocated (per device)
   uint64_t seed = 0;
 };
@@ -67,6 +71,17 @@ struct StepStats {
 /// Summary statistics of a series of step times.
 struct Percentiles {
   double mean = 0, min = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;
+};
+
+/// The replica check's outcome as reported (bench/replica_check.h).
+struct ReplicaReport {
+  int replicas = 0;         ///< workers compared (GPUs, or CPU ranks)
+  int checks = 0;           ///< checks run (every --check_every steps and at the end)
+  int after_step = 0;       ///< timed steps done at the last check
+  bool identical = true;
+  std::string hash;         ///< the majority's parameter hash, "0x..."
+  std::vector<std::string> lines;  ///< the report lines (text output)
+  double seconds = 0;       ///< wall time of all checks on rank 0 (outside the timed steps)
 };
 
 /// The end of a run: the totals and everything measured.
@@ -89,6 +104,8 @@ struct RunSummary {
   /// steps: on CPU ranks the blocking MPI all-reduce (waiting for slower ranks
   /// included); on GPUs only the enqueueing (the all-reduce runs on its own stream).
   double grad_hook_time_s = 0;
+  /// The replica check (training runs); absent for forward-only runs.
+  std::optional<ReplicaReport> replicas;
 };
 
 /// Receives a run's figures as they happen. Implementations write text, EMF or

@@ -21,6 +21,12 @@ inline constexpr int kExitUsage = 2;
 /// main() turns it into the shell's status for the signal that asked for the
 /// stop (exit_status_for).
 inline constexpr int kExitInterrupted = 3;
+/// The replica check found a GPU (or CPU rank) whose parameters differ from the
+/// others' (bench/replica_check.h); the summary was printed.
+inline constexpr int kExitReplicaMismatch = 4;
+/// --verify found a GPU whose training step disagrees with the CPU backend
+/// beyond the tolerance (bench/verify.h); nothing was trained.
+inline constexpr int kExitVerifyFailed = 5;
 /// The status a stopped run exits with when the signal is not known here: a rank
 /// stopped because another rank of the job was signalled. Every launcher we
 /// know (mpirun, srun, docker stop, ECS) asks a job to end with SIGTERM.

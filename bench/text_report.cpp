@@ -94,6 +94,7 @@ void TextReporter::header(const RunInfo& info) {
                              static_cast<long long>(su.plans_from_cache)));
   }
   for (const std::string& note : info.setup.notes) line(out_, "Note", note);
+  for (const std::string& v : info.verify_lines) line(out_, "Verify", v);
   for (const auto& l : extra_header_lines_) out_ << l << '\n';
   out_ << "==========\n";
   if (info.num_warmup_batches > 0) out_ << "Running warm up\n";

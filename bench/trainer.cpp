@@ -163,6 +163,7 @@ RunSummary Trainer::run(const RunInfo& info) {
     }
     if (before_timed_loop_) before_timed_loop_();
     comm_.barrier();
+    double checks_time_s = 0;  // periodic checks: between steps, not training
     const double loop_start_s = clock_->now_s();
     summary.setup_time_s = loop_start_s - program_start_s;
     for (int step = 1;; ++step) {
@@ -183,8 +184,18 @@ RunSummary Trainer::run(const RunInfo& info) {
       } else {
         final_loss = std::numeric_limits<double>::quiet_NaN();
       }
-      const bool duration_passed =
-          settings_.duration_s > 0 && clock_->now_s() - loop_start_s >= settings_.duration_s;
+      if (periodic_check_ && check_every_ > 0 && step % check_every_ == 0) {
+        const double check_start_s = clock_->now_s();
+        const bool keep_going = periodic_check_(step);
+        checks_time_s += clock_->now_s() - check_start_s;
+        if (!keep_going) {
+          summary.stop_reason = "a periodic check failed after step " + std::to_string(step);
+          break;
+        }
+      }
+      const bool duration_passed = settings_.duration_s > 0 &&
+                                   clock_->now_s() - loop_start_s - checks_time_s >=
+                                       settings_.duration_s;
       const Vote v = vote(duration_passed);
       if (v.stop) {
         summary.interrupted = true;
@@ -198,7 +209,7 @@ RunSummary Trainer::run(const RunInfo& info) {
     for (const double ms : timer_->take(0)) series.add(ms);
     executable_.synchronize();
     comm_.barrier();
-    summary.wall_time_s = clock_->now_s() - loop_start_s;
+    summary.wall_time_s = clock_->now_s() - loop_start_s - checks_time_s;
     summary.grad_hook_time_s = grad_hook_time_s;
     if (after_timed_loop_) after_timed_loop_();
   }

@@ -152,6 +152,16 @@ class Trainer {
     after_timed_loop_ = std::move(after);
   }
 
+  /// Calls `check(step)` after every `every`-th timed step (every > 0), outside
+  /// the step's timed region and on every rank at the same step (a collective,
+  /// e.g. the replica check). Returning false ends the loop after that step
+  /// (RunSummary::stop_reason says so; the run is not marked interrupted). The
+  /// checks' wall time is left out of RunSummary::wall_time_s.
+  void use_periodic_check(int every, std::function<bool(int step)> check) {
+    check_every_ = every;
+    periodic_check_ = std::move(check);
+  }
+
   /// Runs the whole benchmark; `info` is passed to the reporter with each step.
   RunSummary run(const RunInfo& info);
 
@@ -186,6 +196,8 @@ class Trainer {
   std::function<void()> after_enqueue_;
   std::function<void()> before_timed_loop_;
   std::function<void()> after_timed_loop_;
+  int check_every_ = 0;
+  std::function<bool(int)> periodic_check_;
 };
 
 }  // namespace cnnbench::bench

@@ -18,6 +18,8 @@
 #include "bench/run_error.h"
 #include "bench/text_report.h"
 #include "bench/trainer.h"
+#include "bench/replica_check.h"
+#include "bench/verify.h"
 #include "kernels/error.h"
 #include "models/zoo.h"
 #include "mpi/gradient_buckets.h"
@@ -45,6 +47,44 @@ std::string mib_number(double value) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", value);
   return buf;
+}
+
+/// --verify on every worker, gathered: every worker gets every worker's lines.
+struct GatheredVerify {
+  bool passed_everywhere = true;
+  std::vector<std::string> lines;
+};
+
+GatheredVerify run_verify(const BenchmarkPlan& plan, kernels::Backend& backend,
+                          mpi::Communicator& comm, const DeviceEntry& device) {
+  const Config& c = plan.config;
+  if (device.ordinal < 0) {
+    throw RunError("--verify checks a GPU's training step against the CPU backend, and this run "
+                   "trains on the CPU (" + plan.device_reason + "); drop --verify or run on GPUs");
+  }
+  std::unique_ptr<kernels::Backend> cpu;
+  try {
+    cpu = kernels::make_cpu_backend();
+  } catch (const kernels::BackendUnavailable&) {
+    // verify_against_cpu says what is missing.
+  }
+  const models::Graph graph = models::build_model(c.model, c.num_classes);
+  VerifyOutcome mine;
+  try {
+    mine = verify_against_cpu(backend, cpu.get(), graph, plan.precision, plan.data_format,
+                              device.ordinal, plan.image_size, c.seed);
+  } catch (const kernels::BackendUnavailable& e) {
+    throw RunError(e.what());
+  }
+  nlohmann::json j = {{"passed", mine.passed()},
+                      {"lines", mine.lines("GPU " + std::to_string(device.ordinal) + " " + device.name)}};
+  GatheredVerify all;
+  for (const std::string& text : comm.all_gather(j.dump())) {
+    const nlohmann::json w = nlohmann::json::parse(text);
+    all.passed_everywhere = all.passed_everywhere && w.at("passed").get<bool>();
+    for (const auto& l : w.at("lines")) all.lines.push_back(l.get<std::string>());
+  }
+  return all;
 }
 
 /// The Memory line's continuation under --verbose: the executable's bytes by purpose.
@@ -186,8 +226,26 @@ WorkerResult run_worker(const BenchmarkPlan& plan, kernels::Backend& backend, mp
                         const DeviceEntry& device, const std::atomic<bool>* stop, const WorkerOutput& output) {
   const Config& c = plan.config;
   const bool rank0 = comm.rank() == 0;
+  std::vector<std::string> verify_lines;
   models::Graph graph = models::build_model(c.model, c.num_classes);
   graph.infer_shapes(plan.batch, plan.image_size, plan.image_size);
+
+  if (c.verify) {
+    const GatheredVerify v = run_verify(plan, backend, comm, device);
+    if (!v.passed_everywhere) {
+      WorkerResult failed;
+      failed.verify_failed = true;
+      if (rank0) {
+        failed.error_lines = v.lines;
+        failed.error_lines.push_back(
+            "--verify: a GPU's training step disagrees with the CPU backend beyond the "
+            "tolerance, so its results cannot be trusted (a driver, cuDNN or hardware fault); "
+            "nothing was trained");
+      }
+      return failed;
+    }
+    verify_lines = v.lines;
+  }
 
   kernels::CompileOptions options;
   options.batch = plan.batch;
@@ -239,6 +297,7 @@ WorkerResult run_worker(const BenchmarkPlan& plan, kernels::Backend& backend, mp
   info.gflops_per_image = graph.flops_per_image() / 1e9;
   info.backend = executable->description();
   info.setup = executable->setup_report();
+  info.verify_lines = verify_lines;
   info.device_memory_bytes = executable->memory().total();
   info.seed = c.seed;
 
@@ -262,6 +321,36 @@ WorkerResult run_worker(const BenchmarkPlan& plan, kernels::Backend& backend, mp
   settings.program_start_s = plan.program_start_s;
   Trainer trainer(*executable, comm, reports.all, settings);
   trainer.use_stop_flag(stop);
+
+  // The replica check: every --check_every steps and after the timed loop.
+  std::optional<FlipBit> fault;
+  try {
+    fault = parse_fault_flip_bit(plan.environment.fault_flip_bit);
+  } catch (const std::invalid_argument& e) {
+    throw RunError(e.what());
+  }
+  ReplicaReport replicas;
+  const ReplicaIdentity me{.rank = comm.rank(),
+                           .host = plan.environment.host_name,
+                           .ordinal = device.ordinal,
+                           .uuid = device.uuid};
+  const std::string replica_word = device.ordinal >= 0 ? "GPU" : "CPU rank";
+  const auto check = [&](int step) {
+    if (fault) {
+      apply_fault_flip_bit(*fault, comm.rank(), *executable);
+      fault.reset();  // one flip: a second would restore the bit
+    }
+    const ReplicaCheck rc = check_replicas(comm, *executable, graph, me, step);
+    ++replicas.checks;
+    replicas.replicas = rc.replicas;
+    replicas.after_step = rc.after_step;
+    replicas.identical = rc.identical();
+    replicas.hash = hex64(rc.hash);
+    replicas.lines = rc.lines(replica_word);
+    replicas.seconds += rc.seconds;
+    return rc.identical();
+  };
+  if (!c.forward_only && c.check_every > 0) trainer.use_periodic_check(c.check_every, check);
   if (buckets) {
     trainer.use_grad_ready(buckets->hook());
     // The compute stream, not the buckets' own: a step replayed from a CUDA graph
@@ -283,6 +372,13 @@ WorkerResult run_worker(const BenchmarkPlan& plan, kernels::Backend& backend, mp
     throw RunError("out of memory during training allocating " + e.allocation() + " (" + mib(e.bytes()) +
                    ") at --batch_size=" + std::to_string(plan.batch) + " per device: " + e.what() +
                    "; try a smaller --batch_size");
+  }
+  if (!c.forward_only && result.summary.steps > 0) {
+    // After the timed loop (untimed); a failed periodic check already ended it.
+    if (replicas.identical && (replicas.checks == 0 || replicas.after_step != result.summary.steps)) {
+      check(result.summary.steps);
+    }
+    result.summary.replicas = replicas;
   }
   const RunSummary& summary = result.summary;
   info.setup = executable->setup_report();  // capture happened during warm-up
@@ -313,6 +409,9 @@ WorkerResult run_worker(const BenchmarkPlan& plan, kernels::Backend& backend, mp
   }
   const std::vector<std::string> table = rank_table_lines(ranks);
   lines.insert(lines.end(), table.begin(), table.end());
+  if (summary.replicas) {
+    lines.insert(lines.end(), summary.replicas->lines.begin(), summary.replicas->lines.end());
+  }
   telemetry::TelemetryReport telemetry_report =
       output.telemetry != nullptr ? output.telemetry->report()
                                   : telemetry::unavailable_report("GPU telemetry off");
@@ -338,6 +437,12 @@ int exit_status(const WorkerResult& result, std::ostream& err) {
     err.flush();
     return kExitFailure;
   }
+  if (result.verify_failed) {
+    for (const std::string& l : result.error_lines) err << "cnnbench: error: " << l << '\n';
+    err.flush();
+    return kExitVerifyFailed;
+  }
+  if (result.summary.replicas && !result.summary.replicas->identical) return kExitReplicaMismatch;
   return result.summary.interrupted ? kExitInterrupted : kExitOk;
 }
 

@@ -71,6 +71,9 @@ struct WorkerResult {
   RunInfo info;
   RunSummary summary;
   std::string result_json_error;  ///< rank 0: why --result_json was not written; empty = written or none
+  bool verify_failed = false;     ///< --verify found a GPU that disagrees with the CPU backend
+  /// Rank 0: lines exit_status() prints as errors (--verify's failures).
+  std::vector<std::string> error_lines;
 };
 
 /// Compiles the model for `device` (ordinal -1 = the CPU) with `backend`, trains

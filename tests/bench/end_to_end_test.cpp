@@ -322,6 +322,41 @@ TEST_F(EndToEnd, AnAllocatedGpuThatCudaCannotShowIsAFailureNeverACpuRun) {
       << err;
 }
 
+TEST_F(EndToEnd, VerifyWithoutAGpuIsAClearError) {
+  // --device=cpu: refused with the flags.
+  ASSERT_EQ(run(with(kSmallCpuRun, {"--num_batches=1", "--verify"})), 2);
+  EXPECT_NE(child_->err().find("--verify=true conflicts with --device=cpu"), std::string::npos)
+      << child_->err();
+  // --device=auto that lands on the CPU: refused before training, naming why.
+  if (!cnnbench::kernels::enumerate_gpus().gpus.empty()) GTEST_SKIP() << "this machine has GPUs";
+  ASSERT_EQ(run({"--model=trivial", "--image_size=32", "--batch_size=2", "--num_batches=1", "--verify"},
+                {{"NVIDIA_VISIBLE_DEVICES", std::nullopt}}),
+            1);
+  EXPECT_NE(child_->err().find("--verify checks a GPU's training step against the CPU backend, and "
+                               "this run trains on the CPU"),
+            std::string::npos)
+      << child_->err();
+  EXPECT_EQ(child_->out().find("total images/sec"), std::string::npos) << "it trained";
+}
+
+TEST_F(EndToEnd, AOneWorkerRunReportsItsReplicaCheckAndAFlippedBitIsIgnoredElsewhere) {
+  const fs::path json = dir_ / "r.json";
+  // The fault injector names rank 1, which a one-worker run does not have.
+  ASSERT_EQ(run(with(kSmallCpuRun, {"--num_batches=2", "--result_json=" + json.string()}),
+                {{"CNNBENCH_FAULT_INJECT_FLIP_BIT", "1:0:3"}}),
+            0)
+      << child_->err();
+  EXPECT_NE(child_->out().find("replicas: identical across 1 CPU rank (parameter hash 0x"),
+            std::string::npos)
+      << child_->out();
+  const nlohmann::json doc = nlohmann::json::parse(slurp(json));
+  EXPECT_TRUE(doc.at("replicas").at("identical").get<bool>());
+  EXPECT_EQ(doc.at("replicas").at("replicas").get<int>(), 1);
+  // A malformed injector value is an error naming the variable.
+  ASSERT_EQ(run(with(kSmallCpuRun, {"--num_batches=1"}), {{"CNNBENCH_FAULT_INJECT_FLIP_BIT", "x"}}), 1);
+  EXPECT_NE(child_->err().find("CNNBENCH_FAULT_INJECT_FLIP_BIT=x"), std::string::npos) << child_->err();
+}
+
 TEST_F(EndToEnd, ScalingSweepWithoutGpusIsAUsageError) {
   if (!cnnbench::kernels::enumerate_gpus().gpus.empty()) GTEST_SKIP() << "this machine has GPUs";
   ASSERT_EQ(run({"--model=trivial", "--image_size=32", "--scaling_sweep=1,2"},

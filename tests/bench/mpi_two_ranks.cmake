@@ -11,7 +11,7 @@ file(REMOVE ${json})
 execute_process(
   COMMAND ${MPIEXEC} -np 2 --oversubscribe --timeout 60 ${PROGRAM}
           --device=cpu --model=trivial --image_size=32 --batch_size=4 --num_batches=6
-          --num_warmup_batches=1 --display_every=3 --verbose --result_json=${json}
+          --num_warmup_batches=1 --display_every=3 --verbose --check_every=2 --result_json=${json}
   RESULT_VARIABLE status
   OUTPUT_VARIABLE out
   ERROR_VARIABLE err
@@ -37,6 +37,8 @@ expect_count("${out}" "\n  rank +host +CUDA +device +images/sec\n" 1 "the per-ra
 expect_count("${out}" "  [01] +[^ \n]+ +- +cpu +[0-9.]+\n" 2 "a per-rank line for each rank")
 expect_count("${out}" "per-rank images/sec min / median / max: " 1 "the min / median / max line")
 expect_count("${out}" "rank 1 of 2 \\([^)]*\\): 6 timed steps, [0-9.]+ images/sec\n" 1 "rank 1's --verbose line")
+expect_count("${out}" "replicas: identical across 2 CPU ranks \\(parameter hash 0x[0-9a-f]+, after step 6\\)\n" 1
+             "the replica check (rank 0 only)")
 
 file(READ ${json} doc)
 string(JSON ranks LENGTH "${doc}" per_rank)
@@ -45,3 +47,26 @@ string(JSON rank1 GET "${doc}" per_rank 1 rank)
 if(NOT ranks EQUAL 2 OR NOT world EQUAL 2 OR NOT rank1 EQUAL 1)
   message(FATAL_ERROR "the result JSON holds ${ranks} ranks (world size ${world}), expected both")
 endif()
+string(JSON identical GET "${doc}" replicas identical)
+string(JSON checks GET "${doc}" replicas checks)
+if(NOT identical OR NOT checks EQUAL 3)
+  message(FATAL_ERROR "the result JSON's replica check: identical ${identical}, ${checks} checks (expected 3: steps 2, 4 and 6, the last one also the end)")
+endif()
+
+# One flipped bit in rank 1's parameters (the test-only fault injector): the
+# run ends with status 4 and rank 0 names rank 1 and the tensor.
+execute_process(
+  COMMAND ${MPIEXEC} -np 2 --oversubscribe --timeout 60 -x CNNBENCH_FAULT_INJECT_FLIP_BIT=1:100:22
+          ${PROGRAM} --device=cpu --model=trivial --image_size=32 --batch_size=4 --num_batches=6
+          --num_warmup_batches=1 --display_every=3 --check_every=2
+  RESULT_VARIABLE status
+  OUTPUT_VARIABLE out
+  ERROR_VARIABLE err
+  TIMEOUT 90)
+message("mpirun (fault injected) status ${status}\n${out}\n${err}")
+if(NOT status EQUAL 4)
+  message(FATAL_ERROR "a flipped bit ended with status '${status}', expected 4 (replica mismatch)")
+endif()
+expect_count("${out}" "replicas: MISMATCH after step 2: 1 of 2 CPU ranks" 1 "the mismatch line")
+expect_count("${out}" "replicas: rank 1 \\([^)]*\\) has parameter hash 0x[0-9a-f]+. first differing tensor fc.weight: 1 of [0-9]+ elements differ" 1
+             "the line naming rank 1 and the tensor")
