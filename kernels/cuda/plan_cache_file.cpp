@@ -9,7 +9,9 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <functional>
 #include <stdexcept>
+#include <thread>
 
 #include "kernels/error.h"
 
@@ -150,7 +152,10 @@ void write_plan_cache(const std::string& path, const PlanCacheIdentity& identity
                     {"entries", list}};
   // A temporary file beside the target, renamed over it: readers (another rank,
   // the next run) see the old file or the new one, never half of one.
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  // Process and thread in the name: the GPUs of one process (one thread each)
+  // write the same file too.
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." +
+                          std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
   {
     std::ofstream out(tmp, std::ios::trunc);
     if (!out) {
