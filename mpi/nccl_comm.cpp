@@ -8,6 +8,7 @@
 #include <thread>
 #include <utility>
 
+#include "mpi/backoff.h"
 #include "mpi/communicator.h"
 #include "mpi/dtype_name.h"
 #include "mpi/host.h"
@@ -16,19 +17,6 @@ namespace cnnbench::mpi {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-/// Polling interval: starts short (a collective that is nearly done costs
-/// microseconds) and backs off to 1 ms, which keeps a waiting rank off the CPU.
-class Backoff {
- public:
-  void pause() {
-    std::this_thread::sleep_for(delay_);
-    delay_ = std::min(delay_ * 2, std::chrono::microseconds(1000));
-  }
-
- private:
-  std::chrono::microseconds delay_{10};
-};
 
 std::string seconds_text(std::chrono::milliseconds t) {
   char text[32];
