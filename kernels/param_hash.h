@@ -21,13 +21,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/host_device.h"
 #include "models/graph.h"
 
-#if defined(__CUDACC__)
-#define CNNBENCH_HOST_DEVICE __host__ __device__
-#else
-#define CNNBENCH_HOST_DEVICE
-#endif
 
 namespace cnnbench::kernels {
 

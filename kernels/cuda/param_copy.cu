@@ -7,6 +7,7 @@
 
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/dtype.cuh"
+#include "kernels/cuda/mixed_radix.h"
 #include "kernels/cuda/param_copy.cuh"
 
 namespace cnnbench::kernels::cuda {
@@ -22,34 +23,37 @@ __device__ __forceinline__ int64_t layer_index(const ParamCopyEntry& e, int64_t 
 
 /// One block per chunk. Threads stride through the chunk's elements; the side
 /// iterated over is written in order (coalesced), the other side is gathered
-/// (weights are small and the gathers hit L2).
+/// (weights are small and the gathers hit L2). Each thread decodes its first
+/// index into (k, c, rs) once and then steps by the block size with carries
+/// (mixed_radix.h): no 64-bit division per element.
 template <typename T, bool kToLayers>
 __global__ void __launch_bounds__(kCopyThreads)
     param_copy_kernel(const ParamCopyEntry* entries, const ParamCopyChunk* chunks) {
   const ParamCopyChunk chunk = chunks[blockIdx.x];
   const ParamCopyEntry e = entries[chunk.entry];
-  for (int64_t i = chunk.begin + threadIdx.x; i < chunk.end; i += blockDim.x) {
-    if constexpr (kToLayers) {
-      // i indexes the layer's side; decode (k, c, rs) in its order.
-      int64_t k = 0, c = 0, rs = 0;
-      if (e.krsc != 0) {
-        c = i % e.stored_c;
-        rs = (i / e.stored_c) % e.rs;
-        k = i / (e.stored_c * e.rs);
-      } else {
-        rs = i % e.rs;
-        c = (i / e.rs) % e.stored_c;
-        k = i / (e.rs * e.stored_c);
-      }
+  const int64_t first = chunk.begin + threadIdx.x;
+  if constexpr (kToLayers) {
+    // The layer's side: KRSC digits (c, rs, k), KCRS digits (rs, c, k).
+    const MixedRadix radix = e.krsc != 0 ? MixedRadix{e.stored_c, e.rs} : MixedRadix{e.rs, e.stored_c};
+    const RadixDigits step = radix.decode(blockDim.x);
+    RadixDigits d = radix.decode(first);
+    for (int64_t i = first; i < chunk.end; i += blockDim.x) {
+      const int64_t k = d.hi;
+      const int64_t c = e.krsc != 0 ? d.lo : d.mid;
+      const int64_t rs = e.krsc != 0 ? d.mid : d.lo;
       const float v = c < e.c ? static_cast<const float*>(e.src)[(k * e.c + c) * e.rs + rs] : 0.0F;
       static_cast<T*>(e.dst)[i] = from_float<T>(v);
-    } else {
-      // i indexes the flat side, ((k·C + c)·RS + rs).
-      const int64_t rs = i % e.rs;
-      const int64_t c = (i / e.rs) % e.c;
-      const int64_t k = i / (e.rs * e.c);
+      radix.advance(d, step);
+    }
+  } else {
+    // The flat side, ((k·C + c)·RS + rs): digits (rs, c, k).
+    const MixedRadix radix{e.rs, e.c};
+    const RadixDigits step = radix.decode(blockDim.x);
+    RadixDigits d = radix.decode(first);
+    for (int64_t i = first; i < chunk.end; i += blockDim.x) {
       static_cast<float*>(e.dst)[i] =
-          to_float(static_cast<const T*>(e.src)[layer_index(e, k, c, rs)]);
+          to_float(static_cast<const T*>(e.src)[layer_index(e, d.hi, d.mid, d.lo)]);
+      radix.advance(d, step);
     }
   }
 }
