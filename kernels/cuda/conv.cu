@@ -138,7 +138,7 @@ void bias_forward(void* y, const void* bias, DataFormat format, int64_t n, int64
   CNNBENCH_CHECK_LAUNCH();
 }
 
-template <typename T>
+template <typename T, typename D>
 void bias_backward(void* db, const void* dy, DataFormat format, int64_t n, int64_t k, int64_t pq,
                    float* partial, cudaStream_t stream) {
   const BiasSplit s = bias_split(n, pq);
@@ -155,8 +155,8 @@ void bias_backward(void* db, const void* dy, DataFormat format, int64_t n, int64
   }
   CNNBENCH_CHECK_LAUNCH();
   constexpr int kThreads = 256;
-  bias_backward_finalize<T>
-      <<<grid_for(k, kThreads), kThreads, 0, stream>>>(partial, static_cast<T*>(db), s.splits, k);
+  bias_backward_finalize<D>
+      <<<grid_for(k, kThreads), kThreads, 0, stream>>>(partial, static_cast<D*>(db), s.splits, k);
   CNNBENCH_CHECK_LAUNCH();
 }
 
@@ -189,24 +189,44 @@ int64_t conv_bias_backward_workspace_bytes(DataFormat /*format*/, int64_t n, int
 void launch_conv_bias_backward(void* db, const void* dy, DType dtype, DataFormat format, int64_t n,
                                int64_t k, int64_t pq, void* workspace, int64_t workspace_bytes,
                                cudaStream_t stream) {
-  check_sizes("conv bias backward", n, k, pq);
+  launch_bias_backward(db, dtype, dy, dtype, format, n, k, pq, workspace, workspace_bytes, stream);
+}
+
+void launch_bias_backward(void* db, DType db_dtype, const void* dy, DType dy_dtype,
+                          DataFormat format, int64_t n, int64_t k, int64_t pq, void* workspace,
+                          int64_t workspace_bytes, cudaStream_t stream) {
+  check_sizes("bias backward", n, k, pq);
   const int64_t needed = conv_bias_backward_workspace_bytes(format, n, k, pq);
   if (workspace == nullptr || workspace_bytes < needed) {
-    throw BackendError("conv bias backward (N=" + std::to_string(n) + ", K=" + std::to_string(k) +
+    throw BackendError("bias backward (N=" + std::to_string(n) + ", K=" + std::to_string(k) +
                        ", PQ=" + std::to_string(pq) + ") needs " + std::to_string(needed) +
                        " bytes of workspace, has " + std::to_string(workspace_bytes) +
-                       ": include ConvLayer::workspace_bytes() in reserve_workspace");
+                       ": include the layer's workspace_bytes() in reserve_workspace");
+  }
+  if (db_dtype != dy_dtype && db_dtype != DType::F32) {
+    throw BackendError("bias backward: db must be F32 or dy's type");
   }
   auto* partial = static_cast<float*>(workspace);
-  switch (dtype) {
-    case DType::F32: bias_backward<float>(db, dy, format, n, k, pq, partial, stream); return;
-    case DType::F16: bias_backward<__half>(db, dy, format, n, k, pq, partial, stream); return;
+  const bool f32_out = db_dtype == DType::F32;
+  switch (dy_dtype) {
+    case DType::F32: bias_backward<float, float>(db, dy, format, n, k, pq, partial, stream); return;
+    case DType::F16:
+      if (f32_out) {
+        bias_backward<__half, float>(db, dy, format, n, k, pq, partial, stream);
+      } else {
+        bias_backward<__half, __half>(db, dy, format, n, k, pq, partial, stream);
+      }
+      return;
     case DType::BF16:
-      bias_backward<__nv_bfloat16>(db, dy, format, n, k, pq, partial, stream);
+      if (f32_out) {
+        bias_backward<__nv_bfloat16, float>(db, dy, format, n, k, pq, partial, stream);
+      } else {
+        bias_backward<__nv_bfloat16, __nv_bfloat16>(db, dy, format, n, k, pq, partial, stream);
+      }
       return;
     case DType::I32: break;
   }
-  throw BackendError("conv bias backward: unsupported dtype (F32, F16 or BF16 expected)");
+  throw BackendError("bias backward: unsupported dtype (F32, F16 or BF16 expected)");
 }
 
 }  // namespace cnnbench::kernels::cuda

@@ -316,5 +316,11 @@ int64_t conv_bias_backward_workspace_bytes(DataFormat format, int64_t n, int64_t
 void launch_conv_bias_backward(void* db, const void* dy, DType dtype, DataFormat format, int64_t n,
                                int64_t k, int64_t pq, void* workspace, int64_t workspace_bytes,
                                cudaStream_t stream);
+/// The same reduction with db in `db_dtype`: dy's type, or F32 (the FC layers'
+/// fp32 bias gradient from fp16/bf16 dy when cuBLASLt's BGRADB epilogue has no
+/// algorithm). Throws BackendError for another db type or too little workspace.
+void launch_bias_backward(void* db, DType db_dtype, const void* dy, DType dy_dtype,
+                          DataFormat format, int64_t n, int64_t k, int64_t pq, void* workspace,
+                          int64_t workspace_bytes, cudaStream_t stream);
 
 }  // namespace cnnbench::kernels::cuda

@@ -742,6 +742,9 @@ void CudaExecutable::build_steps(const Plan& plan, const std::vector<ParamPointe
     step_nodes_.push_back(s.members);
     step_runs_backward_.push_back(s.runs_backward);
     workspace = std::max(workspace, steps_.back()->workspace_bytes());
+    if (std::string note = steps_.back()->setup_note(); !note.empty()) {
+      setup_.notes.push_back(std::move(note));
+    }
     if (first.op() == OpKind::Dropout) has_dropout_ = true;
   }
   ctx_->reserve_workspace(workspace);

@@ -217,7 +217,7 @@ bool try_plan(FcGemmPlan& plan, const DeviceContext& ctx, const FcConfig& config
 }
 
 std::unique_ptr<FcGemmPlan> make_plan(FcPass pass, const DeviceContext& ctx, const FcConfig& config,
-                                      const std::string& context) {
+                                      const std::string& context, bool bias_epilogue) {
   auto plan = std::make_unique<FcGemmPlan>();
   plan->pass = pass;
   plan->gemm = fc_gemm(pass, config.shape);
@@ -233,7 +233,7 @@ std::unique_ptr<FcGemmPlan> make_plan(FcPass pass, const DeviceContext& ctx, con
       plan->beta = config.dgrad_beta;
       break;
     case FcPass::BackwardFilter:
-      plan->epilogue = config.bias ? CUBLASLT_EPILOGUE_BGRADB : CUBLASLT_EPILOGUE_DEFAULT;
+      plan->epilogue = bias_epilogue ? CUBLASLT_EPILOGUE_BGRADB : CUBLASLT_EPILOGUE_DEFAULT;
       d_type = config.wgrad_dtype == DType::I32 ? io : config.wgrad_dtype;
       break;
   }
@@ -382,13 +382,35 @@ FcLayer::FcLayer(const DeviceContext& ctx, const FcConfig& config) : config_(con
                                 describe(FcPass::BackwardFilter));
   }
   const ScopedDevice current(ctx.device);
-  forward_ = make_plan(FcPass::Forward, ctx, config_, describe(FcPass::Forward));
+  forward_ = make_plan(FcPass::Forward, ctx, config_, describe(FcPass::Forward), config_.bias);
   if (config_.training) {
     if (config_.compute_dgrad) {
-      dgrad_ = make_plan(FcPass::BackwardData, ctx, config_, describe(FcPass::BackwardData));
+      dgrad_ = make_plan(FcPass::BackwardData, ctx, config_, describe(FcPass::BackwardData), false);
     }
-    wgrad_ = make_plan(FcPass::BackwardFilter, ctx, config_, describe(FcPass::BackwardFilter));
+    const std::string wgrad = describe(FcPass::BackwardFilter);
+    if (config_.bias && !config_.force_bias_grad_fallback) {
+      try {
+        wgrad_ = make_plan(FcPass::BackwardFilter, ctx, config_, wgrad, true);
+        bias_grad_path_ = FcBiasGradPath::Bgradb;
+      } catch (const BackendError&) {
+        // No BGRADB algorithm for these types on this GPU: the plain GEMM and
+        // our reduction below compute the same db.
+      }
+    }
+    if (!wgrad_) {
+      wgrad_ = make_plan(FcPass::BackwardFilter, ctx, config_, wgrad, false);
+      bias_grad_path_ = config_.bias ? FcBiasGradPath::Fallback : FcBiasGradPath::None;
+    }
   }
+}
+
+const char* to_string(FcBiasGradPath path) {
+  switch (path) {
+    case FcBiasGradPath::None: return "none";
+    case FcBiasGradPath::Bgradb: return "BGRADB epilogue";
+    case FcBiasGradPath::Fallback: return "separate reduction";
+  }
+  return "?";
 }
 
 FcLayer::~FcLayer() = default;
@@ -399,6 +421,11 @@ int64_t FcLayer::workspace_bytes() const {
   int64_t bytes = 0;
   for (const auto* p : {forward_.get(), dgrad_.get(), wgrad_.get()}) {
     if (p != nullptr) bytes = std::max(bytes, p->workspace_bytes);
+  }
+  if (bias_grad_path_ == FcBiasGradPath::Fallback) {
+    // dy [N, out] row-major is an NHWC map of N pixels and `out` channels.
+    bytes = std::max(bytes, conv_bias_backward_workspace_bytes(
+                                DataFormat::NHWC, config_.shape.batch, config_.shape.out_features, 1));
   }
   return bytes;
 }
@@ -439,6 +466,15 @@ void FcLayer::backward_filter(const DeviceContext& ctx, const void* x, const voi
   if (config_.bias) require_aligned(db, config_.alignment, "db", c);
   // A = X, B = dY, D = dW; BGRADB writes db.
   run_plan(*wgrad_, ctx, x, dy, dw, db);
+  if (bias_grad_path_ == FcBiasGradPath::Fallback) {
+    const DType io = storage_dtype(config_.precision);
+    const DType db_type = config_.wgrad_dtype == DType::I32 ? io : config_.wgrad_dtype;
+    const ScopedDevice current(ctx.device);
+    // db[o] = Σ_n dy[n, o]: dy as an NHWC map of N pixels and `out` channels.
+    launch_bias_backward(db, db_type, dy, io, DataFormat::NHWC, config_.shape.batch,
+                         config_.shape.out_features, 1, ctx.workspace_ptr(), ctx.workspace_bytes(),
+                         ctx.stream.get());
+  }
 }
 
 }  // namespace cnnbench::kernels::cuda

@@ -111,7 +111,18 @@ struct FcConfig {
   int64_t alignment = 16;
   /// Algorithms needing more workspace are not considered (bytes).
   int64_t max_workspace_bytes = int64_t{32} << 20;
+  /// Test hook: take the bias-gradient fallback (DEFAULT epilogue plus our own
+  /// reduction) even where cuBLASLt has a BGRADB algorithm.
+  bool force_bias_grad_fallback = false;
 };
+
+/// How a layer's bias gradient is computed.
+enum class FcBiasGradPath {
+  None,      ///< no bias, or no wgrad pass
+  Bgradb,    ///< cuBLASLt's BGRADB epilogue, fused into the wgrad GEMM
+  Fallback,  ///< the wgrad GEMM with the DEFAULT epilogue, then launch_bias_backward
+};
+const char* to_string(FcBiasGradPath path);  ///< "none", "BGRADB epilogue", "separate reduction"
 
 struct FcGemmPlan;  // one pass's descriptors and algorithm (fc.cpp)
 
@@ -148,12 +159,17 @@ class FcLayer {
   [[nodiscard]] cublasComputeType_t compute_type() const;
   /// "fc forward fp16 x[N=32,in=2048] w[out=1000,in=2048] bias", for messages.
   [[nodiscard]] std::string describe(FcPass pass) const;
+  /// Which way db is computed: BGRADB when cuBLASLt offers an algorithm for
+  /// the wgrad GEMM with it (fp16/bf16 inputs, fp32 dW and db may have none on
+  /// some GPUs and versions), else the fallback.
+  [[nodiscard]] FcBiasGradPath bias_grad_path() const { return bias_grad_path_; }
 
  private:
   FcConfig config_;
   std::unique_ptr<FcGemmPlan> forward_;
   std::unique_ptr<FcGemmPlan> dgrad_;
   std::unique_ptr<FcGemmPlan> wgrad_;
+  FcBiasGradPath bias_grad_path_ = FcBiasGradPath::None;
 };
 
 }  // namespace cnnbench::kernels::cuda

@@ -234,6 +234,18 @@ class FcStep final : public NodeStep {
 
   [[nodiscard]] int64_t saved_bytes() const override { return flat_.bytes() + flat_grad_.bytes(); }
   [[nodiscard]] int64_t workspace_bytes() const override { return layer_.workspace_bytes(); }
+  [[nodiscard]] std::string setup_note() const override {
+    switch (layer_.bias_grad_path()) {
+      case FcBiasGradPath::None: return {};
+      case FcBiasGradPath::Bgradb:
+        return "fc '" + node().name + "': bias gradient fused into the weight-gradient GEMM "
+               "(cuBLASLt BGRADB epilogue)";
+      case FcBiasGradPath::Fallback:
+        return "fc '" + node().name + "': bias gradient by a separate reduction (cuBLASLt has "
+               "no BGRADB algorithm for these types on this GPU)";
+    }
+    return {};
+  }
 
  private:
   static FcConfig make_config(const StepSetup& s, const models::FullyConnectedAttrs& a,

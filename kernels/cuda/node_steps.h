@@ -165,6 +165,10 @@ class NodeStep {
   [[nodiscard]] virtual int64_t saved_bytes() const { return 0; }
   /// Bytes of the context workspace its plans need (reserve_workspace).
   [[nodiscard]] virtual int64_t workspace_bytes() const { return 0; }
+  /// A line for the run's header about how the step was set up, where there
+  /// is a choice worth knowing (e.g. an FC layer's bias-gradient path); empty
+  /// otherwise.
+  [[nodiscard]] virtual std::string setup_note() const { return {}; }
   /// "batchnorm+add+relu 'layer1.0.bn3' [N=256,C=256,H=56,W=56]", for messages.
   [[nodiscard]] std::string describe() const;
 

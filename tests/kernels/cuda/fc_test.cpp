@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -224,14 +225,17 @@ INSTANTIATE_TEST_SUITE_P(Table, FcLayerTest,
                          });
 
 // fp16/bf16 inputs with fp32 dW and db (wgrad_dtype = F32), and dgrad
-// accumulating onto the previous dx (dgrad_beta = 1).
-class FcMixedTest : public ::testing::TestWithParam<Precision> {
+// accumulating onto the previous dx (dgrad_beta = 1); db by cuBLASLt's BGRADB
+// epilogue where it has an algorithm, and by the fallback (DEFAULT epilogue
+// plus our reduction), forced by the test hook.
+class FcMixedTest : public ::testing::TestWithParam<std::tuple<Precision, bool>> {
  protected:
   void SetUp() override { CNNBENCH_SKIP_WITHOUT_GPU(); }
 };
 
 TEST_P(FcMixedTest, Fp32WeightGradientAndAccumulatingDgrad) {
-  const Precision precision = GetParam();
+  const Precision precision = std::get<0>(GetParam());
+  const bool force_fallback = std::get<1>(GetParam());
   const FcShape s{.batch = 16, .in_features = 512, .out_features = 100};
   DeviceContext ctx(0);
   FcConfig cfg;
@@ -239,7 +243,16 @@ TEST_P(FcMixedTest, Fp32WeightGradientAndAccumulatingDgrad) {
   cfg.precision = precision;
   cfg.wgrad_dtype = DType::F32;
   cfg.dgrad_beta = 1.0F;
+  cfg.force_bias_grad_fallback = force_fallback;
   const FcLayer layer(ctx, cfg);
+  if (force_fallback) {
+    EXPECT_EQ(layer.bias_grad_path(), FcBiasGradPath::Fallback);
+  } else {
+    // Either is correct; which one this GPU and cuBLASLt give is printed.
+    std::printf("%s: bias gradient by %s\n", layer.describe(FcPass::BackwardFilter).c_str(),
+                to_string(layer.bias_grad_path()));
+    EXPECT_NE(layer.bias_grad_path(), FcBiasGradPath::None);
+  }
   ctx.reserve_workspace(layer.workspace_bytes());
   const DType dtype = storage_dtype(precision);
   const uint64_t seed = fresh_seed();
@@ -278,9 +291,11 @@ TEST_P(FcMixedTest, Fp32WeightGradientAndAccumulatingDgrad) {
 }
 
 INSTANTIATE_TEST_SUITE_P(LowPrecision, FcMixedTest,
-                         ::testing::Values(Precision::Fp16, Precision::Bf16),
-                         [](const ::testing::TestParamInfo<Precision>& param_info) {
-                           return std::string(kernels::to_string(param_info.param));
+                         ::testing::Combine(::testing::Values(Precision::Fp16, Precision::Bf16),
+                                            ::testing::Bool()),
+                         [](const auto& param_info) {
+                           return std::string(kernels::to_string(std::get<0>(param_info.param))) +
+                                  (std::get<1>(param_info.param) ? "_fallback" : "_preferred");
                          });
 
 // Strict fp32 is not TF32: x = 1 + 2⁻¹¹ (exact in fp32, 1 in TF32) times
