@@ -21,7 +21,9 @@
 #            carried) and build cnnbench and the GPU test programs in .gpu/build;
 #   tests    ctest -L gpu --output-on-failure;
 #   bench    cnnbench: ResNet-50 at batch 256 in fp16, bf16, tf32 and fp32 (fp32
-#            with fewer batches), then the other zoo models at fp16;
+#            with fewer batches), each after --verify against the CPU backend,
+#            then the other zoo models at fp16; all share .gpu/plans.json
+#            (--plan_cache), so a second call starts from known engines;
 #   compare  bench/compare/pytorch_baseline.py on the same runs, eager, and
 #            torch.compile for ResNet-50 fp16 (SUITE_COMPILE adds more).
 #   With both bench and compare, each run is followed by its PyTorch twin.
@@ -152,9 +154,17 @@ cublas_lib=$(wheel_dir 'libcublasLt.so.[0-9]*') || cublas_lib=""
 cudnn_inc=$(wheel_dir 'cudnn.h') || cudnn_inc=""
 nccl_inc=$(wheel_dir 'nccl.h') || nccl_inc=""
 cublas_inc=$(wheel_dir 'cublasLt.h') || cublas_inc=""
+# nvcc: PATH, the usual toolkit folder, or the nvidia-cuda-nvcc wheel. The
+# configure below asks for CUDA with this compiler, so a host without one
+# fails at configure with the reason instead of building a CPU-only binary.
 nvcc_path=$(command -v nvcc || true)
+[[ -z "$nvcc_path" && -x /usr/local/cuda/bin/nvcc ]] && nvcc_path=/usr/local/cuda/bin/nvcc
+if [[ -z "$nvcc_path" ]]; then
+  nvcc_dir=$(wheel_dir 'nvcc') && [[ -x "$nvcc_dir/nvcc" ]] && nvcc_path="$nvcc_dir/nvcc"
+fi
 cuda_home=""
 [[ -n "$nvcc_path" ]] && cuda_home="$(dirname "$(dirname "$(readlink -f "$nvcc_path")")")"
+say "nvcc: ${nvcc_path:-not found} ($([[ -n "$nvcc_path" ]] && "$nvcc_path" --version 2>&1 | tail -1))"
 
 # Every lib folder of the wheels, the unpacked .debs and the toolkit.
 wheel_libs=$(python3 - <<'PY'
@@ -286,8 +296,12 @@ PY
   micro=OFF
   [[ "${SUITE_MICRO:-0}" == 1 ]] && micro=ON
 
+  if [[ -z "$nvcc_path" ]]; then
+    say "build: no nvcc on PATH, in /usr/local/cuda/bin or in the nvidia-cuda-nvcc wheel; the configure will say so"
+  fi
   run_limited 120 20 "$out/build.log" cmake -S "$root" -B "$build" -G Ninja \
     -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DCNNBENCH_MPI=OFF \
+    -DCNNBENCH_CUDA=ON -DCMAKE_CUDA_COMPILER="${nvcc_path:-nvcc}" \
     -DCNNBENCH_ONEDNN="$onednn" -DCNNBENCH_BUILD_MICRO="$micro" -DCNNBENCH_BUILD_TESTS=ON \
     -DCMAKE_PREFIX_PATH="$prefix/usr" "${cmake_extra[@]}"
   rc=$?
@@ -299,7 +313,8 @@ PY
       for t in cuda_activation_test cuda_batchnorm_test cuda_elementwise_test cuda_loss_test \
                cuda_optimizer_test cuda_pool_test kernels_cuda_cudnn_graph_test \
                kernels_cuda_conv_test kernels_cuda_fc_test kernels_cuda_executable_test \
-               kernels_cuda_backend_vs_cpu_test kernels_gpu_info_gpu_test \
+               kernels_cuda_backend_vs_cpu_test kernels_cuda_reference_check_test \
+               kernels_gpu_info_gpu_test \
                bench_telemetry_gpu_test mpi_nccl_local_group_test cnnbench_micro; do
         grep -qx -- "$t" <<< "$known" && targets+=("$t")
       done
@@ -324,7 +339,7 @@ if has_stage tests; then
     ((test_limit > 420)) && test_limit=420
     ((test_limit < 60)) && test_limit=60
     run_limited "$test_limit" 30 "$out/ctest.log" \
-      ctest --test-dir "$build" -L gpu --output-on-failure --timeout 240 -j "${SUITE_CTEST_JOBS:-4}"
+      ctest --test-dir "$build" -L gpu --output-on-failure --timeout 400 -j "${SUITE_CTEST_JOBS:-4}"
     rc=$?
     summary_line=$(grep -E "tests passed|No tests were found" "$out/ctest.log" | tail -1)
     say "ctest -L gpu: $(status_text $rc): ${summary_line:-no summary} (log ctest.log)"
@@ -344,11 +359,16 @@ cnnbench_run() {  # MODEL PRECISION BATCH BATCHES WARMUP LIMIT
     record cnnbench "$model" "$precision" "$batch" "" "no binary"
     return
   fi
-  local tmp="$gpu/run.log"
+  local tmp="$gpu/run.log" json="$gpu/run.json"
   : > "$tmp"
+  rm -f "$json"
+  # ResNet-50 runs check their step against the CPU backend first (--verify);
+  # every run shares one plan cache, so later calls start from known engines.
+  local verify=()
+  [[ "$model" == resnet50 ]] && verify=(--verify)
   run_limited "$limit" 25 "$tmp" "$binary" --device=gpu --model="$model" --batch_size="$batch" \
     --precision="$precision" --num_batches="$batches" --num_warmup_batches="$warmup" \
-    --display_every=10
+    --display_every=10 --plan_cache="$gpu/plans.json" --result_json="$json" "${verify[@]}"
   local rc=$?
   cat "$tmp" >> "$out/bench.log"
   local ips
@@ -359,7 +379,21 @@ cnnbench_run() {  # MODEL PRECISION BATCH BATCHES WARMUP LIMIT
   status=$(status_text $rc)
   [[ $rc == 0 && -z "$ips" ]] && status="no total"
   ((rc != 0 && rc != 125)) && tail -5 "$tmp" | sed 's/^/    /'
-  record cnnbench "$model" "$precision" "$batch" "$ips" "$status" "\"backend\": \"$backend\""
+  # Start to the first timed step, the executable's memory, and achieved
+  # TFLOP/s (training ≈ 3 × the forward FLOPs: forward, dgrad, wgrad).
+  local extra=""
+  [[ -f "$json" ]] && extra=$(python3 - "$json" <<'PY' 2>/dev/null
+import json, sys
+d = json.load(open(sys.argv[1]))
+s, r = d["summary"], d["run"]
+ips = s.get("total_images_per_sec") or 0
+out = {"setup_s": s.get("setup_time_s"), "memory_mib": r.get("device_memory_bytes", 0) / 2**20,
+       "tflops": ips * 3 * (r.get("gflops_per_image") or 0) / 1000.0,
+       "setup": d.get("setup"), "verify": d.get("verify", {}).get("lines")}
+print(json.dumps(out)[1:-1])
+PY
+)
+  record cnnbench "$model" "$precision" "$batch" "$ips" "$status" "\"backend\": \"$backend\"${extra:+, $extra}"
   say "cnnbench $model $precision batch $batch: ${ips:-—} images/sec ($status)"
 }
 
@@ -394,7 +428,10 @@ if has_stage bench || has_stage compare; then
   bench_pair resnet50 tf32 256 "$r50_batches" "$r50_warmup" 150
   bench_pair resnet50 fp32 256 20 5 150
   if has_stage compare && [[ "$compile_runs" == *resnet50:fp16* ]]; then
-    torch_run resnet50 fp16 256 "$r50_batches" "$r50_warmup" compile 300 120
+    # The strongest peers: default, max-autotune and reduce-overhead (CUDA graphs).
+    for mode in compile compile-reduce-overhead compile-max-autotune; do
+      torch_run resnet50 fp16 256 "$r50_batches" "$r50_warmup" "$mode" 300 120
+    done
   fi
   for entry in $zoo; do
     bench_pair "${entry%%:*}" fp16 "${entry##*:}" "$zoo_batches" 5 90
@@ -444,22 +481,32 @@ def cell(r):
     if r.get("images_per_sec") is not None:
         return f'{r["images_per_sec"]:.1f}'
     return r["status"].split(":")[0]
-head = f'{"model":<14}{"precision":<10}{"batch":>6}{"cnnbench":>12}{"torch eager":>13}{"torch.compile":>15}{"ratio":>8}  notes'
+peers = (("torch_eager", "eager"), ("torch_compile", "compile"),
+         ("torch_compile-reduce-overhead", "reduce-ovh"), ("torch_compile-max-autotune", "max-autotune"))
+head = (f'{"model":<14}{"precision":<10}{"batch":>6}{"cnnbench":>11}' +
+        "".join(f"{title:>13}" for _, title in peers) + f'{"ratio":>7}{"TFLOP/s":>9}{"setup s":>9}  notes')
 print(head)
 print("-" * len(head))
 for key in order:
     k = runs[key]
-    ours, eager, comp = k.get("cnnbench"), k.get("torch_eager"), k.get("torch_compile")
-    best = max([r["images_per_sec"] for r in (eager, comp) if r and r.get("images_per_sec")] or [0])
+    ours = k.get("cnnbench")
+    theirs = [k.get(kind) for kind, _ in peers]
+    best = max([r["images_per_sec"] for r in theirs if r and r.get("images_per_sec")] or [0])
     ratio = f'{ours["images_per_sec"] / best:.2f}' if ours and ours.get("images_per_sec") and best else "—"
+    tflops = f'{ours["tflops"]:.0f}' if ours and ours.get("tflops") else "—"
+    setup = f'{ours["setup_s"]:.1f}' if ours and ours.get("setup_s") else "—"
     notes = []
-    for name, r in (("cnnbench", ours), ("eager", eager), ("compile", comp)):
+    for name, r in [("cnnbench", ours)] + [(t, r) for (_, t), r in zip(peers, theirs)]:
         if r and r["status"] != "ok":
             notes.append(f'{name}: {r["status"]}')
-    if comp and comp.get("detail", {}).get("compile_s"):
-        notes.append(f'compile {comp["detail"]["compile_s"]:.0f} s')
-    print(f'{key[0]:<14}{key[1]:<10}{key[2]:>6}{cell(ours):>12}{cell(eager):>13}{cell(comp):>15}{ratio:>8}  {"; ".join(notes)}')
-print("images/sec, higher is better; ratio = cnnbench / the better of eager and torch.compile")
+        if r and (r.get("detail") or {}).get("compile_s"):
+            notes.append(f'{name} compile {r["detail"]["compile_s"]:.0f} s')
+    if ours and ours.get("verify"):
+        notes.append("verify: " + ", ".join(l.split("): ")[-1].split(" (")[0] for l in ours["verify"]))
+    print(f'{key[0]:<14}{key[1]:<10}{key[2]:>6}{cell(ours):>11}' + "".join(f"{cell(r):>13}" for r in theirs) +
+          f'{ratio:>7}{tflops:>9}{setup:>9}  {"; ".join(notes)}')
+print("images/sec, higher is better; ratio = cnnbench / the best PyTorch mode; TFLOP/s = images/sec x 3 x forward GFLOPs;")
+print("setup s = cnnbench start to its first timed step; PyTorch: SGD(fused=True), one CUDA event pair per step, wall-clock total")
 PY
   echo "suite: $(elapsed)s of a ${budget}s budget; logs in $out"
 } | tee "$summary"

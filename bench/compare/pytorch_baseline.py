@@ -10,21 +10,28 @@ What is run, per invocation (one model, one precision, one mode):
   - synthetic data created once on the device: images ~ N(0, 1), labels
     uniform over the classes;
   - torch.nn.CrossEntropyLoss and torch.optim.SGD(lr 0.01, momentum 0.9,
-    weight_decay 1e-4), cnnbench's defaults;
+    weight_decay 1e-4), cnnbench's defaults, with fused=True (one kernel for
+    the whole update, and with it GradScaler needs no host sync per step;
+    PyTorch recommends fused where it exists), else foreach=True on versions
+    without a fused SGD;
   - precision: fp16 = torch.autocast(float16) with torch.amp.GradScaler;
     bf16 = torch.autocast(bfloat16); tf32 = fp32 tensors with
     torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.allow_tf32;
     fp32 = both TF32 switches off;
   - torch.backends.cudnn.benchmark = True (PyTorch's own autotuning, as
     cnnbench autotunes its cuDNN plans);
-  - mode eager, or compile = torch.compile(model) (default mode): the
-    compilation happens in the first step, which is timed on its own and
+  - mode eager; compile = torch.compile(model) (the default mode);
+    compile-max-autotune (Triton autotuning of every kernel); or
+    compile-reduce-overhead (CUDA graphs of forward and backward, PyTorch's
+    answer to cnnbench replaying its whole step as one CUDA graph). The
+    compilation happens in the first steps, which are timed on their own and
     reported as compile_s, never counted in images/sec.
 
-Timing: warm-up steps untimed; then each timed step between two CUDA events;
-images_per_sec = batch * timed steps / (time from the first step's start
-event to the last step's end event), as cnnbench's "total images/sec"; the
-median step time is reported too.
+Timing, as cnnbench times itself: warm-up steps untimed; a synchronise, then
+the timed loop with a CUDA event pair around each step and no synchronise
+inside it; a synchronise after it. images_per_sec = batch * timed steps /
+host wall time of that loop, as cnnbench's "total images/sec"; the per-step
+figures (median, min) come from the events, read after the loop.
 
 Output: one JSON object per line on stdout (flushed), e.g.
   {"model": "resnet50", "precision": "fp16", "batch": 256, "mode": "eager",
@@ -69,6 +76,27 @@ def build_model(name, num_classes, image_size):
                      "vgg19, alexnet, googlenet, inception3, mobilenet_v2, trivial")
 
 
+# --mode → torch.compile's mode (None: eager, no compile).
+COMPILE_MODES = {
+    "eager": None,
+    "compile": "default",
+    "compile-max-autotune": "max-autotune",
+    "compile-reduce-overhead": "reduce-overhead",
+}
+
+
+def make_optimizer(params):
+    """SGD as cnnbench's optimizer; fused where this PyTorch has it, else foreach."""
+    import torch
+
+    params = list(params)
+    kwargs = dict(lr=0.01, momentum=0.9, weight_decay=1e-4)
+    try:
+        return torch.optim.SGD(params, fused=True, **kwargs), "SGD(fused=True)"
+    except (TypeError, RuntimeError, ValueError):
+        return torch.optim.SGD(params, foreach=True, **kwargs), "SGD(foreach=True)"
+
+
 def set_math(precision):
     import torch
 
@@ -98,10 +126,14 @@ def run(args):
     labels = torch.randint(0, args.num_classes, (args.batch_size,), device=device, generator=gen)
 
     loss_fn = torch.nn.CrossEntropyLoss()
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=1e-4)
+    optimizer, optimizer_kind = make_optimizer(model.parameters())
     autocast_dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(args.precision)
     scaler = torch.amp.GradScaler("cuda") if args.precision == "fp16" else None
-    forward = torch.compile(model) if args.mode == "compile" else model
+    compile_mode = COMPILE_MODES[args.mode]
+    if args.mode == "eager":
+        forward = model
+    else:
+        forward = torch.compile(model, mode=compile_mode)
 
     def autocast():
         if autocast_dtype is None:
@@ -133,20 +165,24 @@ def run(args):
 
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(args.num_batches)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(args.num_batches)]
+    loop_start = time.perf_counter()
     for i in range(args.num_batches):
         starts[i].record()
         loss = step()
         ends[i].record()
     torch.cuda.synchronize()
+    wall_s = time.perf_counter() - loop_start
     step_ms = sorted(s.elapsed_time(e) for s, e in zip(starts, ends))
-    total_ms = starts[0].elapsed_time(ends[-1])
     final_loss = float(loss.detach().float().item())
     return {
-        "images_per_sec": args.batch_size * args.num_batches / (total_ms / 1000.0),
+        "images_per_sec": args.batch_size * args.num_batches / wall_s,
+        "wall_s": wall_s,
+        "optimizer": optimizer_kind,
+        "compile_mode": compile_mode,
         "step_ms_median": step_ms[len(step_ms) // 2],
         "step_ms_min": step_ms[0],
         "first_step_s": first_step_s,
-        "compile_s": first_step_s if args.mode == "compile" else None,
+        "compile_s": first_step_s if args.mode != "eager" else None,
         "loss": final_loss if math.isfinite(final_loss) else str(final_loss),
         "image_size": image,
         "max_memory_gib": torch.cuda.max_memory_allocated() / 2**30,
@@ -179,7 +215,7 @@ def main(argv=None):
     p.add_argument("--image_size", type=int, default=0, help="default: the model's own (224, 299)")
     p.add_argument("--num_classes", type=int, default=1000)
     p.add_argument("--format", choices=("NHWC", "NCHW"), default="NHWC")
-    p.add_argument("--mode", choices=("eager", "compile"), default="eager")
+    p.add_argument("--mode", choices=tuple(COMPILE_MODES), default="eager")
     p.add_argument("--seed", type=int, default=1234)
     args = p.parse_args(argv)
     if args.batch_size < 1 or args.num_batches < 1 or args.num_warmup_batches < 1:
