@@ -314,7 +314,7 @@ PY
                cuda_optimizer_test cuda_pool_test kernels_cuda_cudnn_graph_test \
                kernels_cuda_conv_test kernels_cuda_fc_test kernels_cuda_executable_test \
                kernels_cuda_backend_vs_cpu_test kernels_cuda_reference_check_test \
-               kernels_gpu_info_gpu_test \
+               kernels_gpu_info_gpu_test bench_gpu_run_test \
                bench_telemetry_gpu_test mpi_nccl_local_group_test cnnbench_micro; do
         grep -qx -- "$t" <<< "$known" && targets+=("$t")
       done
