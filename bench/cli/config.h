@@ -1,4 +1,4 @@
-// The run's configuration: every flag, parsed and validated by bench/flags.cpp.
+// The run's configuration: every flag, parsed and validated by bench/cli/flags.cpp.
 #pragma once
 
 #include <cstdint>
@@ -6,13 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "bench/discovery/device_selection.h"
 #include "kernels/backend.h"
 
 namespace cnnbench::bench {
 
-/// Which device kind to train on. Auto: GPUs when any are allocated or visible,
-/// else the CPU (the header says which and why).
-enum class DeviceChoice { Auto, Cpu, Gpu };
 /// How rank 0 writes its progress: tf_cnn_benchmarks-style text, CloudWatch
 /// Embedded Metric Format JSON lines, or both.
 enum class LogFormat { Text, Emf, Both };

@@ -1,4 +1,4 @@
-#include "bench/flags.h"
+#include "bench/cli/flags.h"
 
 #include <CLI/CLI.hpp>
 
@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "bench/emf.h"
+#include "bench/report/emf.h"
 #include "bench/telemetry/sampler.h"
 #include "models/zoo.h"
 

@@ -3,20 +3,12 @@
 // --num_batches, ...), so existing command lines keep working.
 #pragma once
 
-#include <stdexcept>
 #include <string>
 
-#include "bench/config.h"
+#include "bench/cli/config.h"
+#include "bench/status.h"
 
 namespace cnnbench::bench {
-
-/// A flag or a combination of flags is invalid. what() names the flag, the value
-/// given and what is valid, e.g. "--batch_size=0: expected an integer from 1 to 65536".
-/// The program exits with status 2 on it.
-class UsageError : public std::invalid_argument {
- public:
-  using std::invalid_argument::invalid_argument;
-};
 
 /// What the command line asks for.
 enum class FlagsAction {

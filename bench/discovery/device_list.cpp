@@ -1,4 +1,4 @@
-#include "bench/device_list.h"
+#include "bench/discovery/device_list.h"
 
 #include <algorithm>
 #include <array>

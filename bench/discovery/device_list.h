@@ -11,14 +11,24 @@
 // environment and calls kernels::enumerate_gpus().
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "bench/report.h"
 #include "kernels/gpu_info.h"
 
 namespace cnnbench::bench {
+
+/// One GPU (or the CPU) a run trains on, as the header lists it.
+struct DeviceEntry {
+  int ordinal = -1;             ///< CUDA ordinal; -1 for the CPU
+  std::string name;             ///< "NVIDIA H200", or the CPU model
+  std::string uuid;             ///< "GPU-5d5b..." (empty for the CPU)
+  std::string pci_bus_id;       ///< "0000:19:00.0" (empty for the CPU)
+  std::string host_id;          ///< the entry of NVIDIA_VISIBLE_DEVICES it matched, if any
+  int64_t memory_bytes = 0;     ///< total device memory
+};
 
 /// The form of one entry of a visible-devices list.
 enum class DeviceIdKind {

@@ -1,11 +1,10 @@
-#include "bench/device_selection.h"
+#include "bench/discovery/device_selection.h"
 
 #include <algorithm>
 #include <string>
 #include <utility>
 
-#include "bench/flags.h"
-#include "bench/run_error.h"
+#include "bench/status.h"
 #include "kernels/error.h"
 
 namespace cnnbench::bench {
@@ -25,21 +24,21 @@ std::string sweep_text(const std::vector<int>& counts) {
 }
 
 /// GPU counts asked for that need GPUs, on a run that has none.
-void reject_gpu_flags_without_gpus(const Config& config, const std::string& why) {
-  if (!config.scaling_sweep.empty()) {
-    throw UsageError(sweep_text(config.scaling_sweep) + ": the scaling sweep runs on GPUs, and " +
-                     why + "; it needs at least " + std::to_string(config.scaling_sweep.back()) +
+void reject_gpu_flags_without_gpus(const DeviceRequest& request, const std::string& why) {
+  if (!request.scaling_sweep.empty()) {
+    throw UsageError(sweep_text(request.scaling_sweep) + ": the scaling sweep runs on GPUs, and " +
+                     why + "; it needs at least " + std::to_string(request.scaling_sweep.back()) +
                      " GPUs");
   }
-  if (config.num_gpus > 0) {
-    throw UsageError(spelled_int("num_gpus", config.num_gpus) + ": " + why +
+  if (request.num_gpus > 0) {
+    throw UsageError(spelled_int("num_gpus", request.num_gpus) + ": " + why +
                      "; use --device=cpu (one device per process) or give the process GPUs");
   }
 }
 
 }  // namespace
 
-DeviceSelection select_devices(const Config& config, const mpi::LaunchInfo& launch,
+DeviceSelection select_devices(const DeviceRequest& request, const mpi::LaunchInfo& launch,
                                const EnvLookup& env, const kernels::GpuEnumeration& gpus) {
   // Both variables are checked on every run, the CPU's included: a malformed
   // value is a configuration error wherever it is found.
@@ -50,7 +49,7 @@ DeviceSelection select_devices(const Config& config, const mpi::LaunchInfo& laun
 
   DeviceSelection s;
   s.kind = "cpu";
-  if (config.device == DeviceChoice::Cpu) {
+  if (request.device == DeviceChoice::Cpu) {
     s.reason = "--device=cpu";
     return s;
   }
@@ -58,48 +57,48 @@ DeviceSelection select_devices(const Config& config, const mpi::LaunchInfo& laun
   s.discovery = match_devices(nvidia, cuda, gpus);
   if (!s.discovery.ok()) {
     // Allocated (or asked for) but unusable: both lists and the likely cause.
-    throw RunError((config.device == DeviceChoice::Gpu ? "--device=gpu: " : "") + s.discovery.error);
+    throw RunError((request.device == DeviceChoice::Gpu ? "--device=gpu: " : "") + s.discovery.error);
   }
   if (s.discovery.devices.empty()) {
     const std::string why = "no GPU is allocated or visible: " + s.discovery.source;
-    if (config.device == DeviceChoice::Gpu) throw RunError("--device=gpu: no usable GPU: " + why);
-    reject_gpu_flags_without_gpus(config, why);
+    if (request.device == DeviceChoice::Gpu) throw RunError("--device=gpu: no usable GPU: " + why);
+    reject_gpu_flags_without_gpus(request, why);
     s.reason = "--device=auto: " + why;
     return s;
   }
 
   s.kind = "gpu";
-  s.reason = (config.device == DeviceChoice::Gpu ? "--device=gpu: " : "--device=auto: ") + s.discovery.source;
+  s.reason = (request.device == DeviceChoice::Gpu ? "--device=gpu: " : "--device=auto: ") + s.discovery.source;
   const int given = static_cast<int>(s.discovery.devices.size());
   const std::string valid = "valid: 0 (every GPU) or 1 to " + std::to_string(given) + " here (" +
                             s.discovery.source + ")";
   if (launch.needs_transport()) {
-    if (config.num_gpus > 1) {
-      throw UsageError(spelled_int("num_gpus", config.num_gpus) + ": under " +
+    if (request.num_gpus > 1) {
+      throw UsageError(spelled_int("num_gpus", request.num_gpus) + ": under " +
                        mpi::to_string(launch.launcher) +
                        " every rank trains on one GPU (the one of its local rank); start more ranks "
                        "instead (mpirun -np N)");
     }
-    if (!config.scaling_sweep.empty()) {
-      throw UsageError(sweep_text(config.scaling_sweep) + ": the scaling sweep runs the GPUs of one process "
+    if (!request.scaling_sweep.empty()) {
+      throw UsageError(sweep_text(request.scaling_sweep) + ": the scaling sweep runs the GPUs of one process "
                        "in turn; start cnnbench without " + mpi::to_string(launch.launcher));
     }
     s.gpus = s.discovery.devices;
     return s;
   }
-  if (!config.scaling_sweep.empty()) {
-    if (config.scaling_sweep.back() > given) {
-      throw UsageError(sweep_text(config.scaling_sweep) + ": " + std::to_string(config.scaling_sweep.back()) +
+  if (!request.scaling_sweep.empty()) {
+    if (request.scaling_sweep.back() > given) {
+      throw UsageError(sweep_text(request.scaling_sweep) + ": " + std::to_string(request.scaling_sweep.back()) +
                        " GPUs asked for, but this process was given " + std::to_string(given) + " (" +
                        s.discovery.source + ")");
     }
     s.gpus = s.discovery.devices;
     return s;
   }
-  if (config.num_gpus > given) {
-    throw UsageError(spelled_int("num_gpus", config.num_gpus) + ": more GPUs than this process was given; " + valid);
+  if (request.num_gpus > given) {
+    throw UsageError(spelled_int("num_gpus", request.num_gpus) + ": more GPUs than this process was given; " + valid);
   }
-  const int n = config.num_gpus > 0 ? config.num_gpus : given;
+  const int n = request.num_gpus > 0 ? request.num_gpus : given;
   s.gpus.assign(s.discovery.devices.begin(), s.discovery.devices.begin() + n);
   return s;
 }

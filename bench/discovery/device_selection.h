@@ -8,14 +8,24 @@
 #include <string>
 #include <vector>
 
-#include "bench/config.h"
-#include "bench/device_list.h"
-#include "bench/environment.h"
+#include "bench/discovery/device_list.h"
+#include "bench/discovery/environment.h"
 #include "kernels/backend.h"
 #include "kernels/gpu_info.h"
 #include "mpi/launch.h"
 
 namespace cnnbench::bench {
+
+/// Which device kind to train on (--device). Auto: GPUs when any are allocated
+/// or visible, else the CPU (the header says which and why).
+enum class DeviceChoice { Auto, Cpu, Gpu };
+
+/// What the command line asks of the devices.
+struct DeviceRequest {
+  DeviceChoice device = DeviceChoice::Auto;  ///< --device
+  int num_gpus = 0;                          ///< --num_gpus; 0 = every GPU given
+  std::vector<int> scaling_sweep;            ///< --scaling_sweep; empty = none
+};
 
 /// The outcome of select_devices.
 struct DeviceSelection {
@@ -38,7 +48,7 @@ struct DeviceSelection {
 /// --num_gpus or --scaling_sweep on a run that has no GPU. Throws RunError
 /// (exit 1) when GPUs were allocated or asked for (--device=gpu) but cannot be
 /// used, with the allocation, what CUDA shows and the likely cause.
-DeviceSelection select_devices(const Config& config, const mpi::LaunchInfo& launch,
+DeviceSelection select_devices(const DeviceRequest& request, const mpi::LaunchInfo& launch,
                                const EnvLookup& env, const kernels::GpuEnumeration& gpus);
 
 /// The backend for `selection` (a fresh one per call: each training thread

@@ -1,4 +1,4 @@
-#include "bench/environment.h"
+#include "bench/discovery/environment.h"
 
 #include <sched.h>
 #include <unistd.h>
@@ -67,15 +67,9 @@ std::string pad(std::string_view label) {
 
 }  // namespace
 
-std::optional<std::string> process_env(const std::string& name) {
-  const char* value = std::getenv(name.c_str());  // main thread only, see the header
-  if (value == nullptr) return std::nullopt;
-  return std::string(value);
-}
-
 EnvironmentSources system_sources() {
   EnvironmentSources s;
-  s.env = process_env;
+  s.env = mpi::process_environment();
   s.read_file = [](const std::string& path) -> std::optional<std::string> {
     std::ifstream in(path);
     if (!in) return std::nullopt;

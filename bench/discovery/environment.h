@@ -9,17 +9,15 @@
 #include <vector>
 
 #include "kernels/gpu_info.h"
+#include "mpi/launch.h"
 
 namespace cnnbench::bench {
 
-/// Reads an environment variable; std::nullopt when unset.
-using EnvLookup = std::function<std::optional<std::string>(const std::string& name)>;
+/// Reads an environment variable; std::nullopt when unset. The process's own is
+/// mpi::process_environment() (main thread only, before other threads start).
+using EnvLookup = mpi::EnvLookup;
 /// Reads a whole (small) file; std::nullopt when it cannot be read.
 using FileReader = std::function<std::optional<std::string>(const std::string& path)>;
-
-/// getenv(name) of this process. Call it only from the main thread before other
-/// threads start (getenv is not thread-safe against setenv).
-std::optional<std::string> process_env(const std::string& name);
 
 /// Where collect_environment looks. system_sources() gives the real ones.
 struct EnvironmentSources {

@@ -1,4 +1,4 @@
-#include "bench/preflight.h"
+#include "bench/discovery/preflight.h"
 
 #include <net/if.h>
 #include <sys/statvfs.h>

@@ -1,4 +1,4 @@
-#include "bench/emf.h"
+#include "bench/report/emf.h"
 
 #include <algorithm>
 #include <array>

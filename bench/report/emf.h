@@ -24,7 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/report.h"
+#include "bench/report/reporter.h"
 
 namespace cnnbench::bench {
 

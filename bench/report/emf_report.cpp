@@ -1,11 +1,11 @@
-#include "bench/gpu_telemetry_emf.h"
+#include "bench/report/emf_report.h"
 
 #include <chrono>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
-#include "bench/telemetry/telemetry_emf.h"
+#include "bench/report/gpu_metrics.h"
 
 namespace cnnbench::bench {
 

@@ -9,9 +9,9 @@
 #include <utility>
 #include <vector>
 
-#include "bench/emf.h"
+#include "bench/report/emf.h"
 #include "bench/telemetry/sampler.h"
-#include "bench/telemetry/telemetry_emf.h"
+#include "bench/report/gpu_metrics.h"
 #include "bench/telemetry/telemetry_report.h"
 
 namespace cnnbench::bench {

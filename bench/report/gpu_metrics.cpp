@@ -1,4 +1,4 @@
-#include "bench/telemetry/telemetry_emf.h"
+#include "bench/report/gpu_metrics.h"
 
 namespace cnnbench::bench::telemetry {
 namespace {

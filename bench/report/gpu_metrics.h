@@ -1,5 +1,5 @@
 // GPU telemetry as CloudWatch metrics, one Embedded Metric Format event per GPU
-// (bench/emf.h). Metric names follow the meaning of their DCGM-exporter
+// (bench/report/emf.h). Metric names follow the meaning of their DCGM-exporter
 // counterparts, so dashboards built on either read alike:
 //   GPUUtilization  Percent    DCGM_FI_DEV_GPU_UTIL     nvmlDeviceGetUtilizationRates().gpu
 //   GPUMemoryUsed   Megabytes  DCGM_FI_DEV_FB_USED      MiB, as DCGM reports frame buffer use
@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/emf.h"
+#include "bench/report/emf.h"
 #include "bench/telemetry/sampler.h"
 #include "bench/telemetry/telemetry_report.h"
 

@@ -1,4 +1,4 @@
-#include "bench/rank_figures.h"
+#include "bench/report/rank_figures.h"
 
 #include <nlohmann/json.hpp>
 
@@ -10,7 +10,7 @@
 #include <stdexcept>
 
 #include "bench/format.h"
-#include "bench/stats.h"
+#include "bench/report/stats.h"
 
 namespace cnnbench::bench {
 namespace {

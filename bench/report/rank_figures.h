@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "bench/report.h"
-#include "bench/result_json.h"
+#include "bench/report/run_result.h"
+#include "bench/report/result_json.h"
 #include "mpi/communicator.h"
 
 namespace cnnbench::bench {

@@ -1,4 +1,4 @@
-#include "bench/result_json.h"
+#include "bench/report/result_json.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

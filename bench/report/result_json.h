@@ -1,6 +1,6 @@
 // The result document of --result_json: everything a run measured and the
 // context needed to compare it with another run, written once at the summary,
-// atomically, so a reader never sees half a file. bench/schema/result.schema.json
+// atomically, so a reader never sees half a file. bench/report/schema/result.schema.json
 // (JSON Schema draft 2020-12) describes it exactly; schema_version changes when
 // a field is renamed or removed.
 #pragma once
@@ -14,9 +14,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/config.h"
-#include "bench/environment.h"
-#include "bench/report.h"
+#include "bench/cli/config.h"
+#include "bench/discovery/environment.h"
+#include "bench/report/reporter.h"
 #include "bench/telemetry/telemetry_report.h"
 
 namespace cnnbench::bench {

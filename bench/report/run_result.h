@@ -1,24 +1,15 @@
-// What a run reports, and the Reporter interface that writes it: the text
-// report (text_report.h), CloudWatch EMF lines (emf.h) and the result JSON
-// (result_json.h) all consume the same figures.
+// What a run reports: the header block, the step lines and the summary. The
+// text report (text_report.h), CloudWatch EMF lines (emf.h) and the result JSON
+// (result_json.h) all consume the same figures (Reporter, reporter.h).
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <vector>
 
-namespace cnnbench::bench {
+#include "bench/discovery/device_list.h"
 
-/// One GPU (or the CPU) a run trains on, as the header lists it.
-struct DeviceEntry {
-  int ordinal = -1;             ///< CUDA ordinal; -1 for the CPU
-  std::string name;             ///< "NVIDIA H200", or the CPU model
-  std::string uuid;             ///< "GPU-5d5b..." (empty for the CPU)
-  std::string pci_bus_id;       ///< "0000:19:00.0" (empty for the CPU)
-  std::string host_id;          ///< the entry of NVIDIA_VISIBLE_DEVICES it matched, if any
-  int64_t memory_bytes = 0;     ///< total device memory
-};
+namespace cnnbench::bench {
 
 /// The header block: what is being run, printed once before the first step.
 struct RunInfo {
@@ -83,16 +74,6 @@ struct RunSummary {
   /// steps: on CPU ranks the blocking MPI all-reduce (waiting for slower ranks
   /// included); on GPUs only the enqueueing (the all-reduce runs on its own stream).
   double grad_hook_time_s = 0;
-};
-
-/// Receives a run's figures as they happen. Implementations write text, EMF or
-/// JSON; none may throw from step() (a failing writer must not stop training).
-class Reporter {
- public:
-  virtual ~Reporter() = default;
-  virtual void header(const RunInfo& info) = 0;
-  virtual void step(const RunInfo& info, const StepStats& stats) = 0;
-  virtual void summary(const RunInfo& info, const RunSummary& summary) = 0;
 };
 
 }  // namespace cnnbench::bench

@@ -1,4 +1,4 @@
-#include "bench/stats.h"
+#include "bench/report/stats.h"
 
 #include <algorithm>
 #include <cmath>

@@ -5,7 +5,7 @@
 #include <span>
 #include <vector>
 
-#include "bench/report.h"
+#include "bench/report/run_result.h"
 
 namespace cnnbench::bench {
 

@@ -1,4 +1,4 @@
-#include "bench/text_report.h"
+#include "bench/report/text_report.h"
 
 #include <algorithm>
 #include <cmath>

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "bench/report.h"
+#include "bench/report/reporter.h"
 
 namespace cnnbench::bench {
 

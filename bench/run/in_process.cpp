@@ -1,4 +1,4 @@
-#include "bench/multi_gpu.h"
+#include "bench/run/in_process.h"
 
 #include <exception>
 #include <memory>
@@ -6,9 +6,8 @@
 #include <thread>
 #include <utility>
 
-#include "bench/flags.h"
-#include "bench/run.h"
-#include "bench/telemetry_session.h"
+#include "bench/status.h"
+#include "bench/telemetry/session.h"
 #include "mpi/local_group.h"
 
 namespace cnnbench::bench {
@@ -39,14 +38,9 @@ WorkerResult run_local_group(const BenchmarkPlan& group_plan, const DeviceSelect
         results[static_cast<size_t>(r)] =
             run_worker(group_plan, *backend, group->member(r), gpus[static_cast<size_t>(r)], stop, output);
       } catch (const std::exception& e) {
-        const bool usage = dynamic_cast<const UsageError*>(&e) != nullptr;
-        const std::string message = "cnnbench: error: GPU " + std::to_string(ordinals[static_cast<size_t>(r)]) +
-                                    " (worker " + std::to_string(r) + " of " + std::to_string(n) +
-                                    "): " + e.what() + "\n";
-        out.flush();
-        err << message;
-        err.flush();
-        group->member(r).abort(usage ? kExitUsage : kExitFailure);
+        const std::string where = "GPU " + std::to_string(ordinals[static_cast<size_t>(r)]) + " (worker " +
+                                  std::to_string(r) + " of " + std::to_string(n) + ")";
+        group->member(r).abort(print_error(e, out, err, where));
       }
     });
   }
@@ -61,8 +55,8 @@ WorkerResult run_in_process(const BenchmarkPlan& plan, const DeviceSelection& se
                             std::ostream& out, std::ostream& err,
                             const std::function<nlohmann::ordered_json(const RunInfo&, const RunSummary&)>&
                                 scaling_sweep_json) {
-  const std::unique_ptr<TelemetrySession> telemetry =
-      make_telemetry_session(plan.device_kind, plan.config.telemetry_interval_ms, gpus);
+  const std::unique_ptr<telemetry::TelemetrySession> telemetry = telemetry::make_telemetry_session(
+      plan.device_kind == "gpu", plan.config.telemetry_interval_ms, telemetry_ids(gpus));
   WorkerOutput output;
   output.out = &out;
   output.telemetry = telemetry.get();

@@ -8,8 +8,8 @@
 #include <ostream>
 #include <vector>
 
-#include "bench/device_selection.h"
-#include "bench/worker.h"
+#include "bench/discovery/device_selection.h"
+#include "bench/run/worker.h"
 
 namespace cnnbench::bench {
 

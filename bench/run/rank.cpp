@@ -1,4 +1,4 @@
-#include "bench/mpi_ranks.h"
+#include "bench/run/rank.h"
 
 #include <nlohmann/json.hpp>
 
@@ -10,11 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "bench/flags.h"
-#include "bench/preflight.h"
-#include "bench/run.h"
-#include "bench/run_error.h"
-#include "bench/telemetry_session.h"
+#include "bench/discovery/preflight.h"
+#include "bench/status.h"
+#include "bench/telemetry/session.h"
 #include "mpi/host.h"
 #include "mpi/launch.h"
 
@@ -68,7 +66,7 @@ void check_rank_gpus(const std::vector<RankGpu>& ranks, int visible_gpus, const 
 
 /// Rank 0's telemetry: the GPUs of the ranks on its own host (NVML cannot read
 /// another host's), with a note on the others.
-std::unique_ptr<TelemetrySession> rank0_telemetry(const BenchmarkPlan& plan, const DeviceSelection& selection,
+std::unique_ptr<telemetry::TelemetrySession> rank0_telemetry(const BenchmarkPlan& plan, const DeviceSelection& selection,
                                                   const std::vector<RankGpu>& ranks) {
   std::vector<DeviceEntry> local;
   std::set<std::string> seen;
@@ -86,7 +84,8 @@ std::unique_ptr<TelemetrySession> rank0_telemetry(const BenchmarkPlan& plan, con
     notes.push_back("  GPU telemetry covers the GPUs of " + ranks.front().host + " (rank 0's host); the " +
                     std::to_string(elsewhere) + " GPUs of other hosts are not sampled");
   }
-  return make_telemetry_session(plan.device_kind, plan.config.telemetry_interval_ms, local, std::move(notes));
+  return telemetry::make_telemetry_session(plan.device_kind == "gpu", plan.config.telemetry_interval_ms,
+                                           telemetry_ids(local), std::move(notes));
 }
 
 /// "rank 1 of 2 on host h"
@@ -96,11 +95,7 @@ std::string location(const mpi::Communicator& comm) { return mpi::rank_location(
 /// in a collective.
 [[noreturn]] void abort_job(mpi::Communicator& comm, const std::exception& e, std::ostream& out,
                             std::ostream& err) {
-  const bool usage = dynamic_cast<const UsageError*>(&e) != nullptr;
-  out.flush();
-  err << "cnnbench: error: " << location(comm) << ": " << e.what() << '\n';
-  err.flush();
-  const int status = usage ? kExitUsage : kExitFailure;
+  const int status = print_error(e, out, err, location(comm));
   comm.abort(status);
   std::_Exit(status);  // not reached: abort() does not return (a virtual call GCC cannot see through)
 }
@@ -120,11 +115,7 @@ std::unique_ptr<mpi::Communicator> start_nccl(std::unique_ptr<mpi::Communicator>
     ranks = gather_rank_gpus(*host_comm, mine);
     check_rank_gpus(ranks, visible, *host_comm);
   } catch (const CollectiveError& e) {
-    if (host_comm->rank() == 0) {
-      out.flush();
-      err << "cnnbench: error: " << e.what() << '\n';
-      err.flush();
-    }
+    if (host_comm->rank() == 0) print_error(e, out, err);
     // Every rank is here: ending normally (MPI_Finalize) spares the job an abort.
     host_comm->barrier();
     status = e.exit_code();
@@ -156,16 +147,16 @@ int run_rank(const BenchmarkPlan& plan, const DeviceSelection& selection, const 
     const DeviceEntry device =
         gpu ? selection.gpus.at(static_cast<size_t>(ranks.at(static_cast<size_t>(comm->rank())).ordinal))
             : cpu_device_entry(plan.environment);
-    std::unique_ptr<TelemetrySession> telemetry;
+    std::unique_ptr<telemetry::TelemetrySession> telemetry;
     if (comm->rank() == 0) {
       telemetry = gpu ? rank0_telemetry(plan, selection, ranks)
-                      : make_telemetry_session(plan.device_kind, plan.config.telemetry_interval_ms, {});
+                      : telemetry::make_telemetry_session(false, plan.config.telemetry_interval_ms, {});
     }
     WorkerOutput output;
     output.out = &out;
     output.telemetry = telemetry.get();
     const WorkerResult result = run_worker(plan, *backend, *comm, device, stop, output);
-    return exit_status(result, err);
+    return exit_status(result, out, err);
   } catch (const std::exception& e) {
     abort_job(*comm, e, out, err);
   }

@@ -7,8 +7,8 @@
 #include <atomic>
 #include <ostream>
 
-#include "bench/device_selection.h"
-#include "bench/worker.h"
+#include "bench/discovery/device_selection.h"
+#include "bench/run/worker.h"
 
 namespace cnnbench::bench {
 

@@ -1,4 +1,4 @@
-#include "bench/scaling_sweep.h"
+#include "bench/run/scaling_sweep.h"
 
 #include <algorithm>
 #include <array>
@@ -6,8 +6,8 @@
 #include <cstdio>
 
 #include "bench/format.h"
-#include "bench/multi_gpu.h"
-#include "bench/run.h"
+#include "bench/run/in_process.h"
+#include "bench/status.h"
 
 namespace cnnbench::bench {
 namespace {
@@ -106,7 +106,7 @@ int run_scaling_sweep(const BenchmarkPlan& plan, const DeviceSelection& selectio
     };
     const WorkerResult result = run_in_process(plan, selection, gpus, stop, out, err, table_json);
     points.push_back({n, result.summary.total_images_per_sec, result.summary.interrupted});
-    const int run_status = exit_status(result, err);
+    const int run_status = exit_status(result, out, err);
     if (run_status != kExitOk) status = run_status;
     if (result.summary.interrupted) break;
   }

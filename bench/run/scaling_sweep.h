@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/device_selection.h"
-#include "bench/worker.h"
+#include "bench/discovery/device_selection.h"
+#include "bench/run/worker.h"
 
 namespace cnnbench::bench {
 

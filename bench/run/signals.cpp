@@ -1,4 +1,4 @@
-#include "bench/signals.h"
+#include "bench/run/signals.h"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "bench/trainer.h"
+#include "bench/run/trainer.h"
 
 #include <algorithm>
 #include <chrono>
@@ -8,7 +8,7 @@
 #include <string>
 #include <utility>
 
-#include "bench/stats.h"
+#include "bench/report/stats.h"
 
 namespace cnnbench::bench {
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 #include <utility>
 
-#include "bench/report.h"
+#include "bench/report/reporter.h"
 #include "kernels/backend.h"
 #include "mpi/communicator.h"
 

@@ -1,4 +1,4 @@
-#include "bench/worker.h"
+#include "bench/run/worker.h"
 
 #include <nlohmann/json.hpp>
 
@@ -9,15 +9,14 @@
 #include <stdexcept>
 #include <utility>
 
-#include "bench/emf.h"
-#include "bench/flags.h"
-#include "bench/gpu_telemetry_emf.h"
-#include "bench/rank_figures.h"
-#include "bench/result_json.h"
-#include "bench/run.h"
-#include "bench/run_error.h"
-#include "bench/text_report.h"
-#include "bench/trainer.h"
+#include "bench/report/emf.h"
+#include "bench/report/emf_report.h"
+#include "bench/report/rank_figures.h"
+#include "bench/report/reporter.h"
+#include "bench/report/result_json.h"
+#include "bench/report/text_report.h"
+#include "bench/run/trainer.h"
+#include "bench/status.h"
 #include "kernels/error.h"
 #include "models/zoo.h"
 #include "mpi/gradient_buckets.h"
@@ -328,13 +327,15 @@ WorkerResult run_worker(const BenchmarkPlan& plan, kernels::Backend& backend, mp
   return result;
 }
 
-int exit_status(const WorkerResult& result, std::ostream& err) {
-  if (!result.result_json_error.empty()) {
-    err << "cnnbench: error: " << result.result_json_error << '\n';
-    err.flush();
-    return kExitFailure;
-  }
+int exit_status(const WorkerResult& result, std::ostream& out, std::ostream& err) {
+  if (!result.result_json_error.empty()) return print_error(RunError(result.result_json_error), out, err);
   return result.summary.interrupted ? kExitInterrupted : kExitOk;
+}
+
+std::vector<telemetry::GpuId> telemetry_ids(const std::vector<DeviceEntry>& devices) {
+  std::vector<telemetry::GpuId> ids;
+  for (const auto& d : devices) ids.push_back({d.ordinal, d.uuid});
+  return ids;
 }
 
 }  // namespace cnnbench::bench

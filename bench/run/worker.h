@@ -13,11 +13,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/config.h"
-#include "bench/device_selection.h"
-#include "bench/environment.h"
-#include "bench/report.h"
-#include "bench/telemetry_session.h"
+#include "bench/cli/config.h"
+#include "bench/discovery/device_selection.h"
+#include "bench/discovery/environment.h"
+#include "bench/report/run_result.h"
+#include "bench/telemetry/gpu_sample.h"
+#include "bench/telemetry/session.h"
 #include "kernels/backend.h"
 #include "mpi/communicator.h"
 #include "mpi/launch.h"
@@ -60,7 +61,7 @@ BenchmarkPlan make_plan(const Config& config, const DeviceSelection& selection,
 struct WorkerOutput {
   std::ostream* out = nullptr;
   /// Rank 0's GPU telemetry (or why there is none); may be null on other ranks.
-  TelemetrySession* telemetry = nullptr;
+  telemetry::TelemetrySession* telemetry = nullptr;
   /// Rank 0, --scaling_sweep: the sweep table including this run, for the result
   /// JSON (ResultRecord::scaling_sweep); empty otherwise.
   std::function<nlohmann::ordered_json(const RunInfo&, const RunSummary&)> scaling_sweep_json;
@@ -86,6 +87,9 @@ WorkerResult run_worker(const BenchmarkPlan& plan, kernels::Backend& backend, mp
 
 /// The exit status of a finished run: kExitFailure after printing to `err` why
 /// --result_json could not be written, kExitInterrupted for a stopped run, else kExitOk.
-int exit_status(const WorkerResult& result, std::ostream& err);
+int exit_status(const WorkerResult& result, std::ostream& out, std::ostream& err);
+
+/// The GPUs of `devices` as telemetry names them (CUDA ordinal, UUID).
+std::vector<telemetry::GpuId> telemetry_ids(const std::vector<DeviceEntry>& devices);
 
 }  // namespace cnnbench::bench

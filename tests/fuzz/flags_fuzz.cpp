@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "bench/flags.h"
+#include "bench/cli/flags.h"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // Flags: what parses into which Config, and every invalid input rejected by
-// run() with exit status 2 and a message naming the flag and the value.
-#include "bench/flags.h"
+// run_program() with exit status 2 and a message naming the flag and the value.
+#include "bench/cli/flags.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/run.h"
+#include "bench/cli/program.h"
 
 namespace cnnbench::bench {
 namespace {
@@ -30,7 +30,7 @@ RunResult run_args(std::vector<std::string> args) {
   std::vector<const char*> argv;
   for (const auto& a : args) argv.push_back(a.c_str());
   std::ostringstream out, err;
-  const int status = run(static_cast<int>(argv.size()), argv.data(), out, err);
+  const int status = run_program(static_cast<int>(argv.size()), argv.data(), out, err);
   return {status, out.str(), err.str()};
 }
 

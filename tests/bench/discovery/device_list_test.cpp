@@ -1,6 +1,6 @@
 // GPU discovery: the NVIDIA_VISIBLE_DEVICES / CUDA_VISIBLE_DEVICES parsers and the
 // matcher, against fake enumerations (no GPU is needed).
-#include "bench/device_list.h"
+#include "bench/discovery/device_list.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

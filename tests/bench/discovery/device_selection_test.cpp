@@ -1,7 +1,7 @@
 // Device selection on faked GPU enumerations: --device, --num_gpus and
 // --scaling_sweep against what the process was given; errors, never a silent
 // CPU run.
-#include "bench/device_selection.h"
+#include "bench/discovery/device_selection.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -10,8 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "bench/flags.h"
-#include "bench/run_error.h"
+#include "bench/status.h"
 
 namespace cnnbench::bench {
 namespace {
@@ -46,8 +45,8 @@ EnvLookup env(std::map<std::string, std::string> values) {
   };
 }
 
-Config config(DeviceChoice device = DeviceChoice::Auto, int num_gpus = 0) {
-  Config c;
+DeviceRequest config(DeviceChoice device = DeviceChoice::Auto, int num_gpus = 0) {
+  DeviceRequest c;
   c.device = device;
   c.num_gpus = num_gpus;
   return c;
@@ -63,7 +62,7 @@ mpi::LaunchInfo two_ranks() {
 }
 
 template <typename E>
-std::string error_of(const Config& c, const mpi::LaunchInfo& launch, const EnvLookup& e,
+std::string error_of(const DeviceRequest& c, const mpi::LaunchInfo& launch, const EnvLookup& e,
                      const kernels::GpuEnumeration& g) {
   try {
     (void)select_devices(c, launch, e, g);
@@ -132,7 +131,7 @@ TEST(DeviceSelection, GpuCountsBeyondWhatWasGivenAreUsageErrors) {
               HasSubstr("--num_gpus=5: more GPUs than this process was given; valid: 0 (every GPU) or 1 to 4"));
   EXPECT_THAT(error_of<UsageError>(config(DeviceChoice::Auto, 2), {}, env({}), gpus(0)),
               HasSubstr("--num_gpus=2: no GPU is allocated or visible"));
-  Config sweep = config();
+  DeviceRequest sweep = config();
   sweep.scaling_sweep = {1, 2, 8};
   EXPECT_THAT(error_of<UsageError>(sweep, {}, env({}), gpus(4)),
               HasSubstr("--scaling_sweep=1,2,8: 8 GPUs asked for, but this process was given 4"));
@@ -147,7 +146,7 @@ TEST(DeviceSelection, UnderALauncherEachRankTakesOneGpu) {
   EXPECT_EQ(s.gpus.size(), 2U);  // the rank picks by its local rank
   EXPECT_THAT(error_of<UsageError>(config(DeviceChoice::Auto, 2), two_ranks(), env({}), gpus(2)),
               HasSubstr("--num_gpus=2: under Open MPI every rank trains on one GPU"));
-  Config sweep = config();
+  DeviceRequest sweep = config();
   sweep.scaling_sweep = {1, 2};
   EXPECT_THAT(error_of<UsageError>(sweep, two_ranks(), env({}), gpus(2)),
               HasSubstr("start cnnbench without Open MPI"));

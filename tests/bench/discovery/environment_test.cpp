@@ -1,6 +1,6 @@
 // Environment: collected from fake sources (environment variables, files, host
 // name, core counts) and formatted as header lines.
-#include "bench/environment.h"
+#include "bench/discovery/environment.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // Preflight checks over made-up hosts: every finding says what is wrong, with
 // the values found, and how to fix it.
-#include "bench/preflight.h"
+#include "bench/discovery/preflight.h"
 
 #include <gtest/gtest.h>
 

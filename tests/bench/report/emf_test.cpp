@@ -1,6 +1,6 @@
 // CloudWatch EMF: every line the reporter writes for a fake run passes the
 // specification's rules, and the validator rejects lines that break them.
-#include "bench/emf.h"
+#include "bench/report/emf.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

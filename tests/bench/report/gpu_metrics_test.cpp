@@ -1,7 +1,7 @@
 // GPU telemetry as CloudWatch EMF events: built from the fake NVML's samples
-// with bench/emf.h, and checked against the specification with
+// with bench/report/emf.h, and checked against the specification with
 // validate_emf_line(), not only parsed.
-#include "bench/emf.h"
+#include "bench/report/emf.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "bench/telemetry/sampler.h"
-#include "bench/telemetry/telemetry_emf.h"
+#include "bench/report/gpu_metrics.h"
 #include "tests/bench/telemetry/fake_gpus.h"
 
 namespace cnnbench::bench::telemetry {

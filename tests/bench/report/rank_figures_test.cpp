@@ -1,6 +1,6 @@
 // Per-rank figures: each rank's own images/sec, their exchange, the table that
 // names a slow GPU, and the scaling efficiency.
-#include "bench/rank_figures.h"
+#include "bench/report/rank_figures.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "trainer_fakes.h"
+#include "tests/bench/run/trainer_fakes.h"
 
 namespace cnnbench::bench {
 namespace {

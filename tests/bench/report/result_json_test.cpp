@@ -1,7 +1,7 @@
 // --result_json: the document of a fake run validates against
-// bench/schema/result.schema.json (with the jsonschema package of
+// bench/report/schema/result.schema.json (with the jsonschema package of
 // CNNBENCH_TEST_PYTHON), is written atomically, and write errors are clear.
-#include "bench/result_json.h"
+#include "bench/report/result_json.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -143,9 +143,9 @@ class ResultJson : public ::testing::Test {
   // jsonschema missing) and its output in `output`.
   static int validate(const std::vector<fs::path>& documents, std::string& output) {
     std::string command = std::string("'") + CNNBENCH_TEST_PYTHON + "' '" + CNNBENCH_SOURCE_DIR +
-                          "/tests/bench/validate_json_schema.py' --ref '" + CNNBENCH_SOURCE_DIR +
+                          "/tests/bench/report/validate_json_schema.py' --ref '" + CNNBENCH_SOURCE_DIR +
                           "/bench/telemetry/telemetry.schema.json' '" + CNNBENCH_SOURCE_DIR +
-                          "/bench/schema/result.schema.json'";
+                          "/bench/report/schema/result.schema.json'";
     for (const auto& d : documents) command += " '" + d.string() + "'";
     FILE* pipe = ::popen(command.c_str(), "r");
     if (pipe == nullptr) return -1;
@@ -176,7 +176,7 @@ TEST_F(ResultJson, DocumentMatchesTheSchema) {
   std::string output;
   const int status = validate({path}, output);
   if (status == 77) GTEST_SKIP() << "jsonschema is not installed for " << CNNBENCH_TEST_PYTHON;
-  EXPECT_EQ(status, 0) << "the document does not match bench/schema/result.schema.json:\n" << output;
+  EXPECT_EQ(status, 0) << "the document does not match bench/report/schema/result.schema.json:\n" << output;
 }
 
 TEST_F(ResultJson, DocumentHoldsTheRun) {

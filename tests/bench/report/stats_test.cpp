@@ -1,6 +1,6 @@
 // tf_cnn_benchmarks' step statistics and numpy's linear percentiles on data
 // small enough to work out by hand (the working is in the comments).
-#include "bench/stats.h"
+#include "bench/report/stats.h"
 
 #include <gtest/gtest.h>
 

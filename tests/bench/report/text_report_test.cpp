@@ -1,5 +1,5 @@
 // The text report against golden text: tf_cnn_benchmarks' shape, byte for byte.
-#include "bench/text_report.h"
+#include "bench/report/text_report.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/stats.h"
+#include "bench/report/stats.h"
 
 namespace cnnbench::bench {
 namespace {

@@ -4,7 +4,7 @@
 Usage: validate_json_schema.py [--ref OTHER_SCHEMA ...] SCHEMA DOCUMENT [DOCUMENT ...]
 
 --ref makes another schema available by its $id, for SCHEMA's "$ref"s to it
-(bench/schema/result.schema.json refers to bench/telemetry/telemetry.schema.json).
+(bench/report/schema/result.schema.json refers to bench/telemetry/telemetry.schema.json).
 
 Prints "DOCUMENT: valid" or "DOCUMENT: invalid" for each document, then one
 line per error ("DOCUMENT: path: message"). Exit status: 0 when every document

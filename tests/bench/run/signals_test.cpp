@@ -1,6 +1,6 @@
 // StopSignals: SIGTERM and SIGINT set the stop flag and the exit code; a second
 // signal of the same kind quits at once; the previous handlers come back.
-#include "bench/signals.h"
+#include "bench/run/signals.h"
 
 #include <signal.h>
 

@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "bench/report.h"
-#include "bench/trainer.h"
+#include "bench/report/reporter.h"
+#include "bench/run/trainer.h"
 #include "kernels/backend.h"
 #include "mpi/communicator.h"
 

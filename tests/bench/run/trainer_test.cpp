@@ -1,6 +1,6 @@
 // The trainer on simulated time: which steps are timed, when lines are shown,
 // what the totals are, and how a stop, a duration and a NaN end the loop.
-#include "bench/trainer.h"
+#include "bench/run/trainer.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -16,8 +16,8 @@
 #include <utility>
 #include <vector>
 
-#include "bench/stats.h"
-#include "trainer_fakes.h"
+#include "bench/report/stats.h"
+#include "tests/bench/run/trainer_fakes.h"
 
 namespace cnnbench::bench {
 namespace {

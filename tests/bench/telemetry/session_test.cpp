@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "bench/emf.h"
-#include "bench/gpu_telemetry_emf.h"
-#include "bench/telemetry_session.h"
+#include "bench/report/emf.h"
+#include "bench/report/emf_report.h"
+#include "bench/telemetry/session.h"
 #include "tests/bench/telemetry/fake_gpus.h"
 
 namespace cnnbench::bench {
@@ -44,6 +44,8 @@ RunInfo gpu_run(const std::vector<DeviceEntry>& devices) {
   return info;
 }
 
+std::vector<telemetry::GpuId> gpu_ids() { return {telemetry::fake::kBusyGpu, telemetry::fake::kCappedGpu}; }
+
 std::string joined(const std::vector<std::string>& lines) {
   std::string s;
   for (const auto& l : lines) s += l + "\n";
@@ -52,7 +54,7 @@ std::string joined(const std::vector<std::string>& lines) {
 
 TEST(GpuTelemetry, SessionSamplesTheRunsGpusAndReportsThemAsTextAndEmf) {
   const auto devices = fake_devices();
-  TelemetrySession session(devices, 50, {"  a note on other hosts"}, FAKE_NVML);
+  telemetry::TelemetrySession session(gpu_ids(), 50, {"  a note on other hosts"}, FAKE_NVML);
   ASSERT_NE(session.sampler(), nullptr);
   session.sampler()->sample_now();
   const telemetry::TelemetryReport report = session.report();
@@ -87,16 +89,16 @@ TEST(GpuTelemetry, SessionSamplesTheRunsGpusAndReportsThemAsTextAndEmf) {
 }
 
 TEST(GpuTelemetry, OffOnTheCpuWithZeroIntervalAndWithoutNvmlSayWhy) {
-  const auto cpu = make_telemetry_session("cpu", 1000, {});
+  const auto cpu = telemetry::make_telemetry_session(false, 1000, {});
   EXPECT_EQ(cpu->sampler(), nullptr);
   EXPECT_THAT(joined(cpu->text_lines()), HasSubstr("GPU telemetry off: this run trains on the CPU"));
   EXPECT_FALSE(cpu->report().available());
 
-  const auto zero = make_telemetry_session("gpu", 0, fake_devices());
+  const auto zero = telemetry::make_telemetry_session(true, 0, gpu_ids());
   EXPECT_EQ(zero->sampler(), nullptr);
   EXPECT_THAT(zero->report().reason, HasSubstr("--telemetry_interval_ms=0"));
 
-  TelemetrySession missing(fake_devices(), 1000, {}, "/nonexistent/libnvidia-ml.so.1");
+  telemetry::TelemetrySession missing(gpu_ids(), 1000, {}, "/nonexistent/libnvidia-ml.so.1");
   EXPECT_FALSE(missing.report().available());
   EXPECT_THAT(joined(missing.text_lines()), HasSubstr("GPU telemetry off"));
 }
