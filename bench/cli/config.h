@@ -1,45 +1,48 @@
-// The run's configuration: every flag, parsed and validated by bench/cli/flags.cpp.
+// The command line as parsed: one member per flag (cli/flag_table.cpp holds
+// each flag's type, range, default and help). Defaults that depend on the device
+// stay unset until resolve() (cli/resolve.h) turns the Config into a RunPlan.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "bench/discovery/device_selection.h"
+#include "bench/run/plan.h"
 #include "kernels/backend.h"
 
 namespace cnnbench::bench {
 
-/// How rank 0 writes its progress: tf_cnn_benchmarks-style text, CloudWatch
-/// Embedded Metric Format JSON lines, or both.
-enum class LogFormat { Text, Emf, Both };
 /// --list_models output.
 enum class ListFormat { Table, Json };
 
-/// All flags. Defaults are tf_cnn_benchmarks' where a flag of the same name exists.
+/// Every flag's value. Members are named after their flags (the names the
+/// result JSON echoes); zero until parse_flags() applies the table's defaults.
 struct Config {
-  std::string model = "resnet50";
-  int batch_size = 0;              ///< per device; 0 = not given (64 on GPU, 16 on CPU)
-  std::optional<int> num_batches;         ///< timed steps; unset = 100 on GPU, 20 on CPU
-  std::optional<int> num_warmup_batches;  ///< untimed steps first; unset = 10 on GPU, 2 on CPU
-  std::optional<double> duration_s;  ///< --duration: train this long instead of num_batches
-  int display_every = 10;          ///< print a step line every N timed steps
+  std::string model;
+  std::optional<int> batch_size;          ///< images per device; unset = the device's default
+  std::optional<int> num_batches;         ///< timed steps; unset = the device's default
+  std::optional<int> num_warmup_batches;  ///< untimed steps first; unset = the device's default
+  std::optional<double> duration_s;       ///< --duration: train this long instead of num_batches
+  int display_every = 0;                  ///< print a step line every N timed steps
   bool forward_only = false;
   DeviceChoice device = DeviceChoice::Auto;
-  int num_gpus = 0;                ///< 0 = every allocated GPU
-  std::optional<int> image_size;   ///< square side; unset = the model's default
-  int num_classes = 1000;
-  uint64_t seed = 1234;
+  int num_gpus = 0;                       ///< 0 = every allocated GPU
+  std::optional<int> image_size;          ///< square side; unset = the model's default
+  int num_classes = 0;
+  uint64_t seed = 0;
   kernels::OptimizerConfig optimizer;
-  std::optional<kernels::Precision> precision;  ///< unset = fp16 on GPU, fp32 on CPU
-  std::optional<kernels::DataFormat> data_format;  ///< unset = NHWC
-  int num_threads = 0;             ///< CPU backend threads; 0 = OpenMP's choice
-  bool cuda_graph = true;
-  bool cudnn_autotune = true;
+  std::optional<kernels::Precision> precision;  ///< unset = the device's default
+  std::optional<bool> use_fp16;           ///< tf_cnn_benchmarks' spelling, folded into precision
+  kernels::DataFormat data_format = kernels::DataFormat::NHWC;
+  int num_threads = 0;                    ///< CPU backend threads; 0 = OpenMP's choice
+  bool cuda_graph = false;
+  bool cudnn_autotune = false;
   /// Gradient all-reduce bucket size in MiB (PyTorch DDP's bucket_cap_mb); the
   /// first bucket is min(1 MiB, this) so that communication starts early.
-  double allreduce_bucket_mb = 25.0;
+  double allreduce_bucket_mb = 0;
   /// Runs the benchmark on the first N allocated GPUs for each N in turn (weak
   /// scaling: the batch per GPU stays fixed); empty = one ordinary run.
   std::vector<int> scaling_sweep;
@@ -50,10 +53,15 @@ struct Config {
   ListFormat list_format = ListFormat::Table;
 
   std::optional<LogFormat> log_format;  ///< unset = both inside ECS, text elsewhere
-  std::string metrics_namespace = "cnnbench";
-  std::string result_json;         ///< empty = none
-  int telemetry_interval_ms = 1000;  ///< NVML sampling interval on GPU runs; 0 = off
+  std::string metrics_namespace;
+  std::string result_json;                ///< empty = none
+  int telemetry_interval_ms = 0;          ///< NVML sampling interval on GPU runs; 0 = off
   bool verbose = false;
+  bool version = false;                   ///< --version: print the version and exit
+
+  /// The flags given on the command line (names without "--"); the others hold
+  /// their defaults.
+  std::set<std::string> given;
 };
 
 }  // namespace cnnbench::bench

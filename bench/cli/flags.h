@@ -1,11 +1,13 @@
-// Command-line flags: parsing argv into a validated Config. Flag names follow
-// tf_cnn_benchmarks wherever the meaning is the same (--model, --batch_size,
-// --num_batches, ...), so existing command lines keep working.
+// Command-line flags: parsing argv into a validated Config with the flag table
+// (flag_table.h). Flag names follow tf_cnn_benchmarks wherever the meaning is
+// the same (--model, --batch_size, --num_batches, ...), so existing command
+// lines keep working.
 #pragma once
 
 #include <string>
 
 #include "bench/cli/config.h"
+#include "bench/cli/flag_table.h"
 #include "bench/status.h"
 
 namespace cnnbench::bench {
@@ -24,15 +26,10 @@ struct FlagsResult {
   std::string text;  ///< the help or version text for Help and Version
 };
 
-/// Largest accepted --batch_size (images per device): far above what fits in any
-/// device's memory at 224×224, low enough to catch typos such as 2560000.
-inline constexpr int kMaxBatchSize = 65536;
-/// Largest accepted --image_size (pixels per side).
-inline constexpr int kMaxImageSize = 1024;
-
 /// Parses and validates argv (argv[0] is the program name). Accepts
 /// `--flag=value` and `--flag value`; booleans as `--flag` or `--flag=true|false`
-/// (also 1|0, yes|no, on|off). A flag given twice takes the last value.
+/// (also 1|0, yes|no, on|off). A flag given twice takes the last value. Flags not
+/// given take the table's defaults, except those that depend on the device.
 ///
 /// Validation builds the model (models::build_model) to check --model and the
 /// model's smallest --image_size, so it takes a few milliseconds.

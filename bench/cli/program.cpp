@@ -2,14 +2,15 @@
 
 #include <exception>
 #include <stdexcept>
+#include <utility>
 
 #include "bench/cli/flags.h"
 #include "bench/cli/model_list.h"
+#include "bench/cli/resolve.h"
 #include "bench/discovery/device_selection.h"
 #include "bench/discovery/environment.h"
 #include "bench/run/run.h"
 #include "bench/run/trainer.h"
-#include "bench/run/worker.h"
 #include "bench/status.h"
 #include "kernels/gpu_info.h"
 #include "kernels/onednn_version.h"
@@ -22,24 +23,23 @@ namespace {
 /// Throws UsageError (exit 2) and anything else (exit 1).
 int run_benchmark(const Config& config, std::ostream& out, std::ostream& err,
                   const std::atomic<bool>* stop, double program_start_s) {
+  RunSite site;
   // The environment is read here, on the main thread, before any thread starts.
-  const EnvLookup env = mpi::process_environment();
-  mpi::LaunchInfo launch;
+  site.env = mpi::process_environment();
   try {
-    launch = mpi::detect_launch(env);
+    site.launch = mpi::detect_launch(site.env);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
   const kernels::GpuEnumeration gpus = kernels::enumerate_gpus();
-  const DeviceSelection selection =
-      select_devices({.device = config.device, .num_gpus = config.num_gpus, .scaling_sweep = config.scaling_sweep},
-                     launch, env, gpus);
-
-  Environment environment = collect_environment(system_sources(), gpus, kernels::library_versions());
-  environment.versions.onednn = kernels::onednn_version();
-  environment.versions.mpi = mpi::mpi_library_version();
-  const BenchmarkPlan plan = make_plan(config, selection, environment, launch, program_start_s);
-  return run(plan, selection, env, gpus, stop, out, err);
+  site.visible_gpus = static_cast<int>(gpus.gpus.size());
+  site.devices = select_devices(
+      {.device = config.device, .num_gpus = config.num_gpus, .scaling_sweep = config.scaling_sweep},
+      site.launch, site.env, gpus);
+  site.environment = collect_environment(system_sources(), gpus, kernels::library_versions());
+  site.environment.versions.onednn = kernels::onednn_version();
+  site.environment.versions.mpi = mpi::mpi_library_version();
+  return run(resolve(config, std::move(site), program_start_s), stop, out, err);
 }
 
 }  // namespace

@@ -44,76 +44,6 @@ std::string iso8601_utc(int64_t ms) {
   return std::string(text, n) + millis;
 }
 
-const char* to_string(DeviceChoice d) {
-  switch (d) {
-    case DeviceChoice::Auto: return "auto";
-    case DeviceChoice::Cpu: return "cpu";
-    case DeviceChoice::Gpu: return "gpu";
-  }
-  return "unknown";
-}
-
-const char* to_string(LogFormat f) {
-  switch (f) {
-    case LogFormat::Text: return "text";
-    case LogFormat::Emf: return "emf";
-    case LogFormat::Both: return "both";
-  }
-  return "unknown";
-}
-
-const char* to_string(ListFormat f) {
-  switch (f) {
-    case ListFormat::Table: return "table";
-    case ListFormat::Json: return "json";
-  }
-  return "unknown";
-}
-
-template <typename T, typename F>
-ordered_json optional_value(const std::optional<T>& value, F convert) {
-  if (!value) return nullptr;
-  return convert(*value);
-}
-
-// Keys are Config's member names; optional flags that were not given are null.
-ordered_json config_json(const Config& c) {
-  const auto identity = [](auto v) { return ordered_json(v); };
-  return ordered_json{
-      {"model", c.model},
-      {"batch_size", c.batch_size},
-      {"num_batches", optional_value(c.num_batches, identity)},
-      {"num_warmup_batches", optional_value(c.num_warmup_batches, identity)},
-      {"duration_s", optional_value(c.duration_s, [](double v) { return number(v); })},
-      {"display_every", c.display_every},
-      {"forward_only", c.forward_only},
-      {"device", to_string(c.device)},
-      {"num_gpus", c.num_gpus},
-      {"image_size", optional_value(c.image_size, identity)},
-      {"num_classes", c.num_classes},
-      {"seed", c.seed},
-      {"optimizer",
-       {{"learning_rate", number(c.optimizer.learning_rate)},
-        {"momentum", number(c.optimizer.momentum)},
-        {"weight_decay", number(c.optimizer.weight_decay)}}},
-      {"precision", optional_value(c.precision, [](kernels::Precision p) { return ordered_json(kernels::to_string(p)); })},
-      {"data_format", optional_value(c.data_format, [](kernels::DataFormat f) { return ordered_json(kernels::to_string(f)); })},
-      {"num_threads", c.num_threads},
-      {"cuda_graph", c.cuda_graph},
-      {"cudnn_autotune", c.cudnn_autotune},
-      {"allreduce_bucket_mb", number(c.allreduce_bucket_mb)},
-      {"scaling_sweep", c.scaling_sweep},
-      {"baseline_images_per_sec", optional_value(c.baseline_images_per_sec, [](double v) { return number(v); })},
-      {"list_models", c.list_models},
-      {"list_format", to_string(c.list_format)},
-      {"log_format", optional_value(c.log_format, [](LogFormat f) { return ordered_json(to_string(f)); })},
-      {"metrics_namespace", c.metrics_namespace},
-      {"result_json", c.result_json},
-      {"telemetry_interval_ms", c.telemetry_interval_ms},
-      {"verbose", c.verbose},
-  };
-}
-
 ordered_json run_json(const RunInfo& i) {
   return ordered_json{
       {"model", i.model},
@@ -261,7 +191,8 @@ nlohmann::ordered_json build_result_document(const ResultJsonOptions& options, c
       {"program", "cnnbench"},
       {"started_at", iso8601_utc(record.started_at_ms)},
       {"finished_at", iso8601_utc(record.finished_at_ms)},
-      {"config", config_json(options.config)},
+      {"config", options.config},
+      {"config_defaults", options.config_defaults},
       {"run", run_json(record.info)},
       {"environment", environment_json(options.environment)},
       {"device_source", options.device_source},

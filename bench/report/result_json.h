@@ -14,7 +14,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/cli/config.h"
 #include "bench/discovery/environment.h"
 #include "bench/report/reporter.h"
 #include "bench/telemetry/telemetry_report.h"
@@ -22,7 +21,7 @@
 namespace cnnbench::bench {
 
 /// The document's format version (a string, so "1.1" can follow).
-inline constexpr const char* kResultSchemaVersion = "1";
+inline constexpr const char* kResultSchemaVersion = "1.1";
 
 /// One rank's figures, as rank 0 gathered them.
 struct RankFigures {
@@ -39,7 +38,10 @@ struct RankFigures {
 /// What the result document holds besides the run's figures.
 struct ResultJsonOptions {
   std::string path;  ///< --result_json
-  Config config;
+  /// The resolved flags, keyed by the flag table's keys (cli/flag_table.h: config_echo).
+  nlohmann::ordered_json config = nlohmann::ordered_json::object();
+  /// The keys of `config` that took their defaults (not given on the command line).
+  std::vector<std::string> config_defaults;
   Environment environment;
   std::string device_source;  ///< DeviceDiscovery::source
   /// Milliseconds since the Unix epoch, for started_at / finished_at; empty = system clock.
@@ -67,7 +69,7 @@ struct ResultRecord {
 /// One entry of the document's "devices" (also how ranks exchange their device).
 nlohmann::ordered_json device_json(const DeviceEntry& d);
 
-/// The result document (schema_version "1"). Non-finite numbers become null.
+/// The result document (schema_version kResultSchemaVersion). Non-finite numbers become null.
 nlohmann::ordered_json build_result_document(const ResultJsonOptions& options, const ResultRecord& record);
 
 /// Writes `contents` to `path` atomically: to PATH.tmp.<pid> in the same

@@ -13,8 +13,7 @@
 namespace cnnbench::bench {
 namespace {
 
-WorkerResult run_local_group(const BenchmarkPlan& group_plan, const DeviceSelection& selection,
-                             const std::vector<DeviceEntry>& gpus, const std::atomic<bool>* stop,
+WorkerResult run_local_group(const RunPlan& group_plan, const std::vector<DeviceEntry>& gpus, const std::atomic<bool>* stop,
                              std::ostream& out, std::ostream& err, const WorkerOutput& rank0_output) {
   std::vector<int> ordinals;
   for (const auto& g : gpus) ordinals.push_back(g.ordinal);
@@ -27,7 +26,7 @@ WorkerResult run_local_group(const BenchmarkPlan& group_plan, const DeviceSelect
     threads.emplace_back([&, r] {
       try {
         // The backend first: making it probes the GPUs and selects device 0.
-        const std::unique_ptr<kernels::Backend> backend = make_backend(selection);
+        const std::unique_ptr<kernels::Backend> backend = make_backend(group_plan.site.devices);
         group->bind_thread(r);
         WorkerOutput output;
         if (r == 0) {
@@ -50,31 +49,30 @@ WorkerResult run_local_group(const BenchmarkPlan& group_plan, const DeviceSelect
 
 }  // namespace
 
-WorkerResult run_in_process(const BenchmarkPlan& plan, const DeviceSelection& selection,
-                            const std::vector<DeviceEntry>& gpus, const std::atomic<bool>* stop,
+WorkerResult run_in_process(const RunPlan& plan, const std::vector<DeviceEntry>& gpus, const std::atomic<bool>* stop,
                             std::ostream& out, std::ostream& err,
                             const std::function<nlohmann::ordered_json(const RunInfo&, const RunSummary&)>&
                                 scaling_sweep_json) {
   const std::unique_ptr<telemetry::TelemetrySession> telemetry = telemetry::make_telemetry_session(
-      plan.device_kind == "gpu", plan.config.telemetry_interval_ms, telemetry_ids(gpus));
+      plan.gpu(), plan.telemetry_interval_ms, telemetry_ids(gpus));
   WorkerOutput output;
   output.out = &out;
   output.telemetry = telemetry.get();
   output.scaling_sweep_json = scaling_sweep_json;
 
   if (gpus.size() > 1) {
-    BenchmarkPlan group_plan = plan;
+    RunPlan group_plan = plan;
     if (group_plan.cuda_graph) {
       group_plan.cuda_graph = false;
       group_plan.notes.push_back(
           "CUDA graph:  off (several GPUs in one process: NCCL collectives captured in graphs can "
           "deadlock; one rank per GPU under mpirun keeps them)");
     }
-    return run_local_group(group_plan, selection, gpus, stop, out, err, output);
+    return run_local_group(group_plan, gpus, stop, out, err, output);
   }
   const std::unique_ptr<mpi::Communicator> comm = mpi::make_single_worker();
-  const std::unique_ptr<kernels::Backend> backend = make_backend(selection);
-  const DeviceEntry device = gpus.empty() ? cpu_device_entry(plan.environment) : gpus.front();
+  const std::unique_ptr<kernels::Backend> backend = make_backend(plan.site.devices);
+  const DeviceEntry device = gpus.empty() ? cpu_device_entry(plan.site.environment) : gpus.front();
   return run_worker(plan, *backend, *comm, device, stop, output);
 }
 

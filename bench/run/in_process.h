@@ -8,12 +8,12 @@
 #include <ostream>
 #include <vector>
 
-#include "bench/discovery/device_selection.h"
+#include "bench/run/plan.h"
 #include "bench/run/worker.h"
 
 namespace cnnbench::bench {
 
-/// Runs `plan` on `gpus` (a subset of selection.gpus; empty = the CPU) and
+/// Runs `plan` on `gpus` (a subset of plan.site.devices.gpus; empty = the CPU) and
 /// returns the first worker's result (rank 0, which reported to `out`). The GPU
 /// telemetry of the run covers `gpus`. `scaling_sweep_json` is passed to rank 0
 /// (WorkerOutput).
@@ -24,8 +24,7 @@ namespace cnnbench::bench {
 /// Several GPUs in one process train without CUDA graphs (NCCL.md section 3:
 /// graphs with collectives of several GPUs per process can deadlock); the header
 /// says so.
-WorkerResult run_in_process(const BenchmarkPlan& plan, const DeviceSelection& selection,
-                            const std::vector<DeviceEntry>& gpus, const std::atomic<bool>* stop,
+WorkerResult run_in_process(const RunPlan& plan, const std::vector<DeviceEntry>& gpus, const std::atomic<bool>* stop,
                             std::ostream& out, std::ostream& err,
                             const std::function<nlohmann::ordered_json(const RunInfo&, const RunSummary&)>&
                                 scaling_sweep_json = {});

@@ -66,7 +66,7 @@ void check_rank_gpus(const std::vector<RankGpu>& ranks, int visible_gpus, const 
 
 /// Rank 0's telemetry: the GPUs of the ranks on its own host (NVML cannot read
 /// another host's), with a note on the others.
-std::unique_ptr<telemetry::TelemetrySession> rank0_telemetry(const BenchmarkPlan& plan, const DeviceSelection& selection,
+std::unique_ptr<telemetry::TelemetrySession> rank0_telemetry(const RunPlan& plan,
                                                   const std::vector<RankGpu>& ranks) {
   std::vector<DeviceEntry> local;
   std::set<std::string> seen;
@@ -77,14 +77,14 @@ std::unique_ptr<telemetry::TelemetrySession> rank0_telemetry(const BenchmarkPlan
       continue;
     }
     if (r.ordinal < 0 || !seen.insert(r.uuid).second) continue;
-    local.push_back(selection.gpus.at(static_cast<size_t>(r.ordinal)));
+    local.push_back(plan.site.devices.gpus.at(static_cast<size_t>(r.ordinal)));
   }
   std::vector<std::string> notes;
   if (elsewhere > 0) {
     notes.push_back("  GPU telemetry covers the GPUs of " + ranks.front().host + " (rank 0's host); the " +
                     std::to_string(elsewhere) + " GPUs of other hosts are not sampled");
   }
-  return telemetry::make_telemetry_session(plan.device_kind == "gpu", plan.config.telemetry_interval_ms,
+  return telemetry::make_telemetry_session(plan.gpu(), plan.telemetry_interval_ms,
                                            telemetry_ids(local), std::move(notes));
 }
 
@@ -103,15 +103,15 @@ std::string location(const mpi::Communicator& comm) { return mpi::rank_location(
 /// Checks over every rank's GPU, then NCCL over the host communicator. Returns
 /// null after a CollectiveError (printed by rank 0; `status` holds the exit status).
 std::unique_ptr<mpi::Communicator> start_nccl(std::unique_ptr<mpi::Communicator> host_comm,
-                                              const BenchmarkPlan& plan, const DeviceSelection& selection,
+                                              const RunPlan& plan,
                                               std::vector<RankGpu>& ranks, std::ostream& out,
                                               std::ostream& err, int& status) {
   try {
-    const int visible = static_cast<int>(selection.gpus.size());
+    const int visible = static_cast<int>(plan.site.devices.gpus.size());
     RankGpu mine;
-    mine.host = plan.environment.host_name;
+    mine.host = plan.site.environment.host_name;
     mine.ordinal = mpi::gpu_for_local_rank(host_comm->local_rank(), host_comm->local_size(), visible);
-    if (mine.ordinal >= 0) mine.uuid = selection.gpus[static_cast<size_t>(mine.ordinal)].uuid;
+    if (mine.ordinal >= 0) mine.uuid = plan.site.devices.gpus[static_cast<size_t>(mine.ordinal)].uuid;
     ranks = gather_rank_gpus(*host_comm, mine);
     check_rank_gpus(ranks, visible, *host_comm);
   } catch (const CollectiveError& e) {
@@ -128,29 +128,29 @@ std::unique_ptr<mpi::Communicator> start_nccl(std::unique_ptr<mpi::Communicator>
 
 }  // namespace
 
-int run_rank(const BenchmarkPlan& plan, const DeviceSelection& selection, const std::atomic<bool>* stop,
+int run_rank(const RunPlan& plan, const std::atomic<bool>* stop,
              std::ostream& out, std::ostream& err) {
-  const bool gpu = selection.kind == "gpu";
+  const bool gpu = plan.gpu();
   // Before NCCL: making the CUDA backend probes the GPUs (and selects device 0),
   // while NCCL's start makes this rank's own GPU current for the buckets' streams.
-  const std::unique_ptr<kernels::Backend> backend = make_backend(selection);
+  const std::unique_ptr<kernels::Backend> backend = make_backend(plan.site.devices);
   std::unique_ptr<mpi::Communicator> comm;
   std::vector<RankGpu> ranks;
   if (gpu) {
     int status = kExitOk;
-    comm = start_nccl(mpi::make_mpi_communicator(plan.launch), plan, selection, ranks, out, err, status);
+    comm = start_nccl(mpi::make_mpi_communicator(plan.site.launch), plan, ranks, out, err, status);
     if (!comm) return status;
   } else {
-    comm = mpi::make_communicator(plan.launch, mpi::CommunicatorKind::Mpi);
+    comm = mpi::make_communicator(plan.site.launch, mpi::CommunicatorKind::Mpi);
   }
   try {
     const DeviceEntry device =
-        gpu ? selection.gpus.at(static_cast<size_t>(ranks.at(static_cast<size_t>(comm->rank())).ordinal))
-            : cpu_device_entry(plan.environment);
+        gpu ? plan.site.devices.gpus.at(static_cast<size_t>(ranks.at(static_cast<size_t>(comm->rank())).ordinal))
+            : cpu_device_entry(plan.site.environment);
     std::unique_ptr<telemetry::TelemetrySession> telemetry;
     if (comm->rank() == 0) {
-      telemetry = gpu ? rank0_telemetry(plan, selection, ranks)
-                      : telemetry::make_telemetry_session(false, plan.config.telemetry_interval_ms, {});
+      telemetry = gpu ? rank0_telemetry(plan, ranks)
+                      : telemetry::make_telemetry_session(false, plan.telemetry_interval_ms, {});
     }
     WorkerOutput output;
     output.out = &out;

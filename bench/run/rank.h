@@ -7,7 +7,7 @@
 #include <atomic>
 #include <ostream>
 
-#include "bench/discovery/device_selection.h"
+#include "bench/run/plan.h"
 #include "bench/run/worker.h"
 
 namespace cnnbench::bench {
@@ -20,7 +20,7 @@ namespace cnnbench::bench {
 /// communicator exists is printed by the rank that hit it (naming rank and host)
 /// and ends the whole job through Communicator::abort. Failures to start the
 /// communicator are thrown (CommunicatorError, CommunicatorUnavailable).
-int run_rank(const BenchmarkPlan& plan, const DeviceSelection& selection, const std::atomic<bool>* stop,
+int run_rank(const RunPlan& plan, const std::atomic<bool>* stop,
              std::ostream& out, std::ostream& err);
 
 }  // namespace cnnbench::bench

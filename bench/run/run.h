@@ -7,19 +7,12 @@
 #include <atomic>
 #include <ostream>
 
-#include "bench/discovery/device_selection.h"
-#include "bench/discovery/environment.h"
-#include "bench/run/worker.h"
-#include "kernels/gpu_info.h"
+#include "bench/run/plan.h"
 
 namespace cnnbench::bench {
 
-/// Runs `plan` on `selection`. `env` and `gpus` are what the selection was made
-/// from (for the preflight checks). Returns the exit status (kExit*). Throws
-/// RunError when a preflight check fails; whatever the run throws before the
-/// workers start.
-int run(const BenchmarkPlan& plan, const DeviceSelection& selection, const EnvLookup& env,
-        const kernels::GpuEnumeration& gpus, const std::atomic<bool>* stop, std::ostream& out,
-        std::ostream& err);
+/// Runs `plan`. Returns the exit status (kExit*). Throws RunError when a
+/// preflight check fails; whatever the run throws before the workers start.
+int run(const RunPlan& plan, const std::atomic<bool>* stop, std::ostream& out, std::ostream& err);
 
 }  // namespace cnnbench::bench

@@ -83,9 +83,10 @@ nlohmann::ordered_json sweep_json(const std::vector<SweepPoint>& points, int per
           {"points", rows}};
 }
 
-int run_scaling_sweep(const BenchmarkPlan& plan, const DeviceSelection& selection,
-                      const std::atomic<bool>* stop, std::ostream& out, std::ostream& err) {
-  const std::vector<int>& counts = plan.config.scaling_sweep;
+int run_scaling_sweep(const RunPlan& plan, const std::atomic<bool>* stop, std::ostream& out, std::ostream& err) {
+  const std::vector<int>& counts = plan.scaling_sweep;
+  const std::optional<double> baseline =
+      plan.baseline_images_per_sec > 0 ? std::optional<double>(plan.baseline_images_per_sec) : std::nullopt;
   std::vector<SweepPoint> points;
   int status = kExitOk;
   for (size_t i = 0; i < counts.size(); ++i) {
@@ -97,21 +98,21 @@ int run_scaling_sweep(const BenchmarkPlan& plan, const DeviceSelection& selectio
     out << (i == 0 ? "" : "\n") << "Scaling sweep: run " << i + 1 << " of " << counts.size() << ", on "
         << n << " GPU" << (n == 1 ? "" : "s") << '\n';
     out.flush();
-    const std::vector<DeviceEntry> gpus(selection.gpus.begin(), selection.gpus.begin() + n);
+    const std::vector<DeviceEntry> gpus(plan.site.devices.gpus.begin(), plan.site.devices.gpus.begin() + n);
     // The result JSON, rewritten after each run, holds the table up to that run.
-    const auto table_json = [&points, &plan, n](const RunInfo& /*info*/, const RunSummary& summary) {
+    const auto table_json = [&points, &plan, &baseline, n](const RunInfo& /*info*/, const RunSummary& summary) {
       std::vector<SweepPoint> so_far = points;
       so_far.push_back({n, summary.total_images_per_sec, summary.interrupted});
-      return sweep_json(so_far, plan.batch, plan.config.baseline_images_per_sec);
+      return sweep_json(so_far, plan.batch, baseline);
     };
-    const WorkerResult result = run_in_process(plan, selection, gpus, stop, out, err, table_json);
+    const WorkerResult result = run_in_process(plan, gpus, stop, out, err, table_json);
     points.push_back({n, result.summary.total_images_per_sec, result.summary.interrupted});
     const int run_status = exit_status(result, out, err);
     if (run_status != kExitOk) status = run_status;
     if (result.summary.interrupted) break;
   }
   out << '\n';
-  for (const auto& line : sweep_table_lines(points, plan.batch, plan.config.baseline_images_per_sec)) {
+  for (const auto& line : sweep_table_lines(points, plan.batch, baseline)) {
     out << line << '\n';
   }
   out.flush();

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/discovery/device_selection.h"
+#include "bench/run/plan.h"
 #include "bench/run/worker.h"
 
 namespace cnnbench::bench {
@@ -44,12 +44,11 @@ std::vector<std::string> sweep_table_lines(const std::vector<SweepPoint>& points
 nlohmann::ordered_json sweep_json(const std::vector<SweepPoint>& points, int per_gpu_batch,
                                   const std::optional<double>& baseline);
 
-/// Runs the sweep of plan.config.scaling_sweep over selection.gpus (which holds
+/// Runs the sweep of plan.scaling_sweep over plan.site.devices.gpus (which holds
 /// at least the largest count: select_devices checks it) and prints the table.
 /// A stop ends the sweep after the run in progress, whose summary and the table
 /// so far are printed. Returns the exit status (kExitInterrupted after a stop; 1
 /// when the result JSON could not be written).
-int run_scaling_sweep(const BenchmarkPlan& plan, const DeviceSelection& selection,
-                      const std::atomic<bool>* stop, std::ostream& out, std::ostream& err);
+int run_scaling_sweep(const RunPlan& plan, const std::atomic<bool>* stop, std::ostream& out, std::ostream& err);
 
 }  // namespace cnnbench::bench

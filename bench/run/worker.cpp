@@ -90,17 +90,17 @@ std::unique_ptr<kernels::Executable> compile(kernels::Backend& backend, const mo
 }
 
 /// The header lines after the standard block: environment, launcher, GPU list.
-std::vector<std::string> header_lines(const BenchmarkPlan& plan, const RunInfo& info,
+std::vector<std::string> header_lines(const RunPlan& plan, const RunInfo& info,
                                       const kernels::Executable& executable) {
-  std::vector<std::string> lines = format_environment(plan.environment);
-  if (plan.launch.launched()) {
-    lines.push_back(header_line("Launch", std::string(mpi::to_string(plan.launch.launcher)) + ", " +
+  std::vector<std::string> lines = format_environment(plan.site.environment);
+  if (plan.site.launch.launched()) {
+    lines.push_back(header_line("Launch", std::string(mpi::to_string(plan.site.launch.launcher)) + ", " +
                                               std::to_string(info.world_size) + " rank" +
                                               (info.world_size == 1 ? "" : "s") + " (" +
-                                              plan.launch.evidence + ")"));
+                                              plan.site.launch.evidence + ")"));
   }
   if (info.device_kind == "gpu") {
-    lines.push_back(header_line("GPU list", plan.device_source));
+    lines.push_back(header_line("GPU list", plan.site.devices.discovery.source));
     std::string table = format_device_table(info.devices);
     for (size_t start = 0; start < table.size();) {
       const size_t end = table.find('\n', start);
@@ -109,7 +109,7 @@ std::vector<std::string> header_lines(const BenchmarkPlan& plan, const RunInfo& 
     }
   }
   lines.insert(lines.end(), plan.notes.begin(), plan.notes.end());
-  if (plan.config.verbose) lines.push_back(memory_detail(executable.memory()));
+  if (plan.verbose) lines.push_back(memory_detail(executable.memory()));
   return lines;
 }
 
@@ -122,9 +122,8 @@ struct RankZeroReports {
   GpuTelemetryEmfReporter* gpu_emf = nullptr;
 };
 
-void add_reporters(RankZeroReports& r, const BenchmarkPlan& plan, const RunInfo& info,
+void add_reporters(RankZeroReports& r, const RunPlan& plan, const RunInfo& info,
                    const kernels::Executable& executable, const WorkerOutput& output) {
-  const Config& c = plan.config;
   if (plan.log_format == LogFormat::Text || plan.log_format == LogFormat::Both) {
     auto text = std::make_unique<TextReporter>(*output.out);
     text->add_header_lines(header_lines(plan, info, executable));
@@ -133,8 +132,8 @@ void add_reporters(RankZeroReports& r, const BenchmarkPlan& plan, const RunInfo&
   }
   if (plan.log_format == LogFormat::Emf || plan.log_format == LogFormat::Both) {
     EmfOptions emf;
-    emf.metrics_namespace = c.metrics_namespace;
-    emf.context = {{"Host", plan.environment.host_name}};
+    emf.metrics_namespace = plan.metrics_namespace;
+    emf.context = {{"Host", plan.site.environment.host_name}};
     r.all.add(std::make_unique<EmfReporter>(*output.out, emf));
     if (output.telemetry != nullptr && output.telemetry->sampler() != nullptr) {
       auto gpu = std::make_unique<GpuTelemetryEmfReporter>(*output.out, emf, *output.telemetry->sampler());
@@ -142,12 +141,13 @@ void add_reporters(RankZeroReports& r, const BenchmarkPlan& plan, const RunInfo&
       r.all.add(std::move(gpu));
     }
   }
-  if (!c.result_json.empty()) {
+  if (!plan.result_json.empty()) {
     ResultJsonOptions o;
-    o.path = c.result_json;
-    o.config = c;
-    o.environment = plan.environment;
-    o.device_source = plan.device_source;
+    o.path = plan.result_json;
+    o.config = plan.config_echo;
+    o.config_defaults = plan.config_defaults;
+    o.environment = plan.site.environment;
+    o.device_source = plan.gpu() ? plan.site.devices.discovery.source : "";
     auto json = std::make_unique<ResultJsonReporter>(std::move(o));
     r.json = json.get();
     r.all.add(std::move(json));
@@ -156,79 +156,52 @@ void add_reporters(RankZeroReports& r, const BenchmarkPlan& plan, const RunInfo&
 
 }  // namespace
 
-BenchmarkPlan make_plan(const Config& config, const DeviceSelection& selection,
-                        const Environment& environment, const mpi::LaunchInfo& launch,
-                        double program_start_s) {
-  const bool gpu = selection.kind == "gpu";
-  BenchmarkPlan p;
-  p.config = config;
-  p.device_kind = selection.kind;
-  p.device_reason = selection.reason;
-  p.device_source = gpu ? selection.discovery.source : "";
-  // tf_cnn_benchmarks' defaults on the GPU; smaller on the CPU so that a default
-  // CPU run ends in minutes.
-  p.batch = config.batch_size > 0 ? config.batch_size : (gpu ? 64 : 16);
-  p.num_batches = config.num_batches.value_or(gpu ? 100 : 20);
-  p.num_warmup_batches = config.num_warmup_batches.value_or(gpu ? 10 : 2);
-  p.precision = config.precision.value_or(gpu ? kernels::Precision::Fp16 : kernels::Precision::Fp32);
-  p.data_format = config.data_format.value_or(kernels::DataFormat::NHWC);
-  p.image_size = config.image_size.value_or(models::model_info(config.model).default_image_size);
-  p.cuda_graph = config.cuda_graph;
-  p.log_format = config.log_format.value_or(environment.in_ecs ? LogFormat::Both : LogFormat::Text);
-  p.environment = environment;
-  p.launch = launch;
-  p.program_start_s = program_start_s;
-  return p;
-}
-
-WorkerResult run_worker(const BenchmarkPlan& plan, kernels::Backend& backend, mpi::Communicator& comm,
+WorkerResult run_worker(const RunPlan& plan, kernels::Backend& backend, mpi::Communicator& comm,
                         const DeviceEntry& device, const std::atomic<bool>* stop, const WorkerOutput& output) {
-  const Config& c = plan.config;
   const bool rank0 = comm.rank() == 0;
-  models::Graph graph = models::build_model(c.model, c.num_classes);
-  graph.infer_shapes(plan.batch, plan.image_size, plan.image_size);
+  const models::Graph& graph = plan.graph;  // shapes inferred for plan.batch by resolve()
 
   kernels::CompileOptions options;
   options.batch = plan.batch;
   options.image_h = options.image_w = plan.image_size;
   options.precision = plan.precision;
   options.format = plan.data_format;
-  options.optimizer = c.optimizer;
-  options.seed = c.seed;
-  options.training = !c.forward_only;
+  options.optimizer = plan.optimizer;
+  options.seed = plan.seed;
+  options.training = !plan.forward_only;
   options.device = std::max(device.ordinal, 0);
-  options.num_threads = c.num_threads;
+  options.num_threads = plan.num_threads;
   options.cuda_graph = plan.cuda_graph;
-  options.cudnn_autotune = c.cudnn_autotune;
+  options.cudnn_autotune = plan.cudnn_autotune;
   const std::unique_ptr<kernels::Executable> executable = compile(backend, graph, options);
 
   WorkerResult result;
   RunInfo& info = result.info;
-  info.model = c.model;
+  info.model = plan.model;
   info.image_size = plan.image_size;
-  info.num_classes = c.num_classes;
-  info.mode = c.forward_only ? "forward-only" : "training";
+  info.num_classes = plan.num_classes;
+  info.mode = plan.forward_only ? "forward-only" : "training";
   info.per_device_batch = plan.batch;
   info.world_size = comm.world_size();
   info.global_batch = plan.batch * info.world_size;
-  info.num_batches = c.duration_s ? 0 : plan.num_batches;
-  info.duration_s = c.duration_s.value_or(0);
+  info.num_batches = plan.duration_s > 0 ? 0 : plan.num_batches;
+  info.duration_s = plan.duration_s;
   info.num_warmup_batches = plan.num_warmup_batches;
-  info.display_every = c.display_every;
-  info.device_kind = plan.device_kind;
-  info.device_reason = plan.device_reason;
+  info.display_every = plan.display_every;
+  info.device_kind = plan.site.devices.kind;
+  info.device_reason = plan.site.devices.reason;
   info.devices = gather_devices(comm, device);
   info.data_format = kernels::to_string(plan.data_format);
   info.precision = precision_text(plan.precision);
   info.optimizer = "momentum";
-  info.learning_rate = c.optimizer.learning_rate;
-  info.momentum = c.optimizer.momentum;
-  info.weight_decay = c.optimizer.weight_decay;
+  info.learning_rate = plan.optimizer.learning_rate;
+  info.momentum = plan.optimizer.momentum;
+  info.weight_decay = plan.optimizer.weight_decay;
   mpi::BucketSizes sizes;
-  sizes.bucket_mib = c.allreduce_bucket_mb;
-  sizes.first_bucket_mib = std::min(1.0, c.allreduce_bucket_mb);
+  sizes.bucket_mib = plan.allreduce_bucket_mb;
+  sizes.first_bucket_mib = std::min(1.0, plan.allreduce_bucket_mb);
   info.variables = info.world_size == 1 ? "local (one worker)"
-                   : c.forward_only     ? "replicated, no all-reduce (forward-only)"
+                   : plan.forward_only  ? "replicated, no all-reduce (forward-only)"
                                         : "replicated, all-reduce: " + comm.name() + " in buckets of " +
                                               mib_number(sizes.bucket_mib) + " MiB (the first " +
                                               mib_number(sizes.first_bucket_mib) + " MiB)";
@@ -236,14 +209,14 @@ WorkerResult run_worker(const BenchmarkPlan& plan, kernels::Backend& backend, mp
   info.gflops_per_image = graph.flops_per_image() / 1e9;
   info.backend = executable->description();
   info.device_memory_bytes = executable->memory().total();
-  info.seed = c.seed;
+  info.seed = plan.seed;
 
   RankZeroReports reports;
   if (rank0) add_reporters(reports, plan, info, *executable, output);
 
   // Gradients are averaged bucket by bucket as backward finishes them.
   std::optional<mpi::GradientBuckets> buckets;
-  if (!c.forward_only && info.world_size > 1) {
+  if (!plan.forward_only && info.world_size > 1) {
     buckets.emplace(comm, executable->gradients(), executable->compute_stream(), sizes);
   }
 
@@ -251,9 +224,9 @@ WorkerResult run_worker(const BenchmarkPlan& plan, kernels::Backend& backend, mp
   settings.num_batches = plan.num_batches;
   settings.duration_s = info.duration_s;
   settings.num_warmup_batches = plan.num_warmup_batches;
-  settings.display_every = c.display_every;
-  settings.forward_only = c.forward_only;
-  settings.seed = c.seed;
+  settings.display_every = plan.display_every;
+  settings.forward_only = plan.forward_only;
+  settings.seed = plan.seed;
   settings.global_batch = info.global_batch;
   settings.program_start_s = plan.program_start_s;
   Trainer trainer(*executable, comm, reports.all, settings);
@@ -282,10 +255,10 @@ WorkerResult run_worker(const BenchmarkPlan& plan, kernels::Backend& backend, mp
   }
   const RunSummary& summary = result.summary;
 
-  const RankFigures mine = own_figures(comm.rank(), plan.environment.host_name, device, plan.batch, summary);
+  const RankFigures mine = own_figures(comm.rank(), plan.site.environment.host_name, device, plan.batch, summary);
   const std::vector<RankFigures> ranks = gather_rank_figures(comm, mine);
   if (!rank0) {
-    if (c.verbose && output.out != nullptr) {
+    if (plan.verbose && output.out != nullptr) {
       char line[256];
       std::snprintf(line, sizeof line, "rank %d of %d (%s, %s): %d timed steps, %.2f images/sec\n",
                     comm.rank(), info.world_size, mine.host.c_str(), mine.devices.front().c_str(),
@@ -296,14 +269,15 @@ WorkerResult run_worker(const BenchmarkPlan& plan, kernels::Backend& backend, mp
   }
 
   std::vector<std::string> lines;
-  if (c.baseline_images_per_sec) {
+  if (plan.baseline_images_per_sec > 0) {
     const int devices = static_cast<int>(info.devices.size());
-    lines.push_back(efficiency_line(summary.total_images_per_sec, devices, *c.baseline_images_per_sec));
+    const double baseline = plan.baseline_images_per_sec;
+    lines.push_back(efficiency_line(summary.total_images_per_sec, devices, baseline));
     if (reports.json != nullptr) {
       reports.json->set_scaling(nlohmann::ordered_json{
-          {"baseline_images_per_sec", *c.baseline_images_per_sec},
+          {"baseline_images_per_sec", baseline},
           {"devices", devices},
-          {"efficiency", scaling_efficiency(summary.total_images_per_sec, devices, *c.baseline_images_per_sec)}});
+          {"efficiency", scaling_efficiency(summary.total_images_per_sec, devices, baseline)}});
     }
   }
   const std::vector<std::string> table = rank_table_lines(ranks);

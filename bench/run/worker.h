@@ -13,10 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/cli/config.h"
-#include "bench/discovery/device_selection.h"
-#include "bench/discovery/environment.h"
 #include "bench/report/run_result.h"
+#include "bench/run/plan.h"
 #include "bench/telemetry/gpu_sample.h"
 #include "bench/telemetry/session.h"
 #include "kernels/backend.h"
@@ -28,33 +26,6 @@ namespace cnnbench::bench {
 /// How long a step may wait for its gradient all-reduce before the run fails
 /// with a hint instead of hanging (Communicator::wait).
 inline constexpr std::chrono::minutes kCollectiveTimeout{5};
-
-/// Everything decided before a worker starts; read-only, shared by all workers.
-struct BenchmarkPlan {
-  Config config;
-  std::string device_kind;    ///< "cpu" or "gpu"
-  std::string device_reason;  ///< the header's Device line
-  std::string device_source;  ///< where the GPU list came from (DeviceDiscovery::source)
-  // Flags whose defaults depend on the device, resolved.
-  int batch = 0;  ///< per device
-  int num_batches = 0;
-  int num_warmup_batches = 0;
-  int image_size = 0;
-  kernels::Precision precision = kernels::Precision::Fp32;
-  kernels::DataFormat data_format = kernels::DataFormat::NHWC;
-  bool cuda_graph = true;
-  LogFormat log_format = LogFormat::Text;
-  Environment environment;
-  mpi::LaunchInfo launch;
-  /// Lines for the text header after the environment (e.g. why CUDA graphs are off).
-  std::vector<std::string> notes;
-  double program_start_s = -1;  ///< SteadyClock time at the start of the program
-};
-
-/// Resolves the device-dependent defaults of `config` for `selection`.
-BenchmarkPlan make_plan(const Config& config, const DeviceSelection& selection,
-                        const Environment& environment, const mpi::LaunchInfo& launch,
-                        double program_start_s);
 
 /// Where a worker writes. Rank 0 writes its reports to `out`; the other ranks
 /// write one line of their own figures there under --verbose, else nothing.
@@ -74,7 +45,7 @@ struct WorkerResult {
   std::string result_json_error;  ///< rank 0: why --result_json was not written; empty = written or none
 };
 
-/// Compiles the model for `device` (ordinal -1 = the CPU) with `backend`, trains
+/// Compiles plan.graph for `device` (ordinal -1 = the CPU) with `backend`, trains
 /// with `comm` (the collectives of every call are made by every worker in the
 /// same order), and on rank 0 writes the header, the step lines and the summary
 /// (text, EMF, result JSON, GPU telemetry, the per-rank table). `stop` may be null.
@@ -82,7 +53,7 @@ struct WorkerResult {
 /// Errors: UsageError for an option the backend rejects (e.g. fp16 on the CPU);
 /// RunError for out of memory (naming the allocation and the batch); whatever
 /// the backend, the communicator or the trainer throw.
-WorkerResult run_worker(const BenchmarkPlan& plan, kernels::Backend& backend, mpi::Communicator& comm,
+WorkerResult run_worker(const RunPlan& plan, kernels::Backend& backend, mpi::Communicator& comm,
                         const DeviceEntry& device, const std::atomic<bool>* stop, const WorkerOutput& output);
 
 /// The exit status of a finished run: kExitFailure after printing to `err` why

@@ -80,7 +80,9 @@ bool output_unused_by_backward(OpKind op) {
 CpuExecutable::CpuExecutable(const models::Graph& graph, const CompileOptions& options)
     : options_(options), graph_(graph) {
   validate(options);
-  graph_.infer_shapes(options.batch, options.image_h, options.image_w);
+  if (!graph_.shapes_inferred_for(options.batch, options.image_h, options.image_w)) {
+    graph_.infer_shapes(options.batch, options.image_h, options.image_w);
+  }
   const auto& nodes = graph_.nodes();
   const auto count = static_cast<NodeId>(nodes.size());
   const NodeId out = graph_.output();

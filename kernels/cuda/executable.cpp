@@ -741,7 +741,9 @@ CudaExecutable::CudaExecutable(const models::Graph& graph, const CompileOptions&
     : options_(options), graph_(graph) {
   validate(options);
   const ScopedDevice current(options.device);
-  graph_.infer_shapes(options.batch, options.image_h, options.image_w);
+  if (!graph_.shapes_inferred_for(options.batch, options.image_h, options.image_w)) {
+    graph_.infer_shapes(options.batch, options.image_h, options.image_w);
+  }
   const auto& nodes = graph_.nodes();
   const NodeId out = graph_.output();
   if (nodes[at(out)].op() != OpKind::SoftmaxCrossEntropy) {

@@ -120,8 +120,9 @@ class ClusterTemplate(unittest.TestCase):
                 fields |= set(re.findall(r"\b([A-Z][A-Za-z0-9]+)\b", query.split("|", 1)[1]))
         for name in sorted(fields):
             self.assertIn(f'"{name}"', source, f"{name} is not an EMF name of bench/report/emf.cpp")
-        self.assertIn(f'metrics_namespace = "{EMF_NAMESPACE}"',
-                      (support.REPO / "bench" / "cli" / "config.h").read_text())
+        flags = (support.REPO / "bench" / "cli" / "flag_table.cpp").read_text()
+        self.assertRegex(flags, r'\.name = "metrics_namespace",[^;]*\.default_value = \{\.gpu = "'
+                         + re.escape(EMF_NAMESPACE) + '"\}')
 
     def test_outputs(self):
         for name in ("ClusterName", "CpuCapacityProvider", "GpuCapacityProvider", "LogGroupName",

@@ -37,11 +37,11 @@ RunResult run_args(std::vector<std::string> args) {
 TEST(Flags, DefaultsLeaveDeviceDependentValuesUnset) {
   const Config c = parse({}).config;
   EXPECT_EQ(c.model, "resnet50");
-  EXPECT_EQ(c.batch_size, 0);
+  EXPECT_FALSE(c.batch_size);
   EXPECT_FALSE(c.num_batches);
   EXPECT_FALSE(c.num_warmup_batches);
   EXPECT_FALSE(c.precision);
-  EXPECT_FALSE(c.data_format);
+  EXPECT_EQ(c.data_format, kernels::DataFormat::NHWC);
   EXPECT_FALSE(c.image_size);
   EXPECT_FALSE(c.duration_s);
   EXPECT_EQ(c.display_every, 10);

@@ -22,6 +22,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/cli/flags.h"
+#include "bench/cli/resolve.h"
+
 #ifndef CNNBENCH_TEST_PYTHON
 #define CNNBENCH_TEST_PYTHON "python3"
 #endif
@@ -50,11 +53,6 @@ class ResultJson : public ::testing::Test {
   static ResultJsonOptions options(const std::string& path) {
     ResultJsonOptions o;
     o.path = path;
-    o.config.model = "resnet50";
-    o.config.num_batches = 30;
-    o.config.precision = kernels::Precision::Fp16;
-    o.config.log_format = LogFormat::Both;
-    o.config.result_json = path;
     o.environment.host_name = "ip-10-0-1-23";
     o.environment.cpu_model = "Intel(R) Xeon(R) Platinum 8488C";
     o.environment.logical_cores = 192;
@@ -66,6 +64,18 @@ class ResultJson : public ::testing::Test {
     o.environment.versions.cuda_driver = "13.0";
     o.environment.versions.cudnn = "9.19.0";
     o.device_source = "NVIDIA_VISIBLE_DEVICES=GPU-5d5b1c7e-1f8a-4c4e-9a3b-0123456789ab: 1 GPU matched by UUID";
+    // The flags as the program echoes them: parsed, then resolved for one GPU.
+    const std::vector<std::string> args = {"cnnbench", "--model=resnet50", "--num_batches=30", "--precision=fp16",
+                                           "--log_format=both", "--result_json=result.json"};
+    std::vector<const char*> argv;
+    for (const auto& a : args) argv.push_back(a.c_str());
+    RunSite site;
+    site.devices.kind = "gpu";
+    site.devices.gpus.push_back(info().devices.front());
+    site.environment = o.environment;
+    const RunPlan plan = resolve(parse_flags(static_cast<int>(argv.size()), argv.data()).config, site, 0);
+    o.config = plan.config_echo;
+    o.config_defaults = plan.config_defaults;
     int64_t now = 1'790'000'000'000;
     o.clock_ms = [now]() mutable { return now += 1500; };
     return o;
@@ -183,11 +193,17 @@ TEST_F(ResultJson, DocumentHoldsTheRun) {
   const fs::path path = dir_ / "result.json";
   ASSERT_EQ(run(path.string()), "");
   const json doc = read_json(path);
-  EXPECT_EQ(doc["schema_version"], "1");
+  EXPECT_EQ(doc["schema_version"], "1.1");
   EXPECT_EQ(doc["started_at"], "2026-09-21T14:13:21.500Z");
   EXPECT_EQ(doc["config"]["model"], "resnet50");
   EXPECT_EQ(doc["config"]["num_batches"], 30);
-  EXPECT_TRUE(doc["config"]["num_warmup_batches"].is_null());
+  EXPECT_EQ(doc["config"]["num_warmup_batches"], 10);  // resolved for a GPU run
+  EXPECT_EQ(doc["config"]["batch_size"], 64);
+  EXPECT_EQ(doc["config"]["image_size"], 224);
+  EXPECT_EQ(doc["config"]["num_gpus"], 1);
+  EXPECT_THAT(doc["config_defaults"].get<std::vector<std::string>>(),
+              AllOf(::testing::Contains("num_warmup_batches"), ::testing::Contains("batch_size"),
+                    ::testing::Not(::testing::Contains("num_batches")), ::testing::Not(::testing::Contains("model"))));
   EXPECT_EQ(doc["config"]["precision"], "fp16");
   EXPECT_EQ(doc["config"]["log_format"], "both");
   EXPECT_EQ(doc["config"]["device"], "auto");
@@ -257,7 +273,7 @@ TEST_F(ResultJson, AtomicWriteLeavesNoTemporaryFile) {
   std::ofstream(path) << "old contents";
   ASSERT_EQ(run(path.string()), "");
   EXPECT_EQ(files(), std::vector<std::string>{"result.json"});
-  EXPECT_EQ(read_json(path)["schema_version"], "1");
+  EXPECT_EQ(read_json(path)["schema_version"], "1.1");
 }
 
 TEST_F(ResultJson, MissingDirectoryGivesAClearError) {
