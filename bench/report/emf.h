@@ -3,28 +3,17 @@
 // "Specification: Embedded metric format", and the CloudWatch API reference
 // (PutMetricData, Dimension, MetricDatum) for names, units and limits.
 //
-// Every event the reporter writes carries the dimensions Model, Precision and
-// NumGPUs and declares the dimension sets [Model, Precision, NumGPUs] and [Model],
-// so a dashboard can plot images/sec by model, precision and GPU count, or by
-// model alone. Step events hold ImagesPerSecond (Count/Second), StepTime
-// (Milliseconds) and Loss (None); the summary event holds TotalImagesPerSecond
-// (Count/Second), StepTimeP50/P90/P99 (Milliseconds), Loss (the final one) and
-// Interrupted (Count, 0 or 1). GPU telemetry events (one per GPU) are built the
-// same way with make_run_event() plus a "GPU" dimension.
+// The format alone, a leaf: events, units, limits and a validator; what
+// cnnbench writes with it is emf_report.h.
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
-
-#include "bench/report/reporter.h"
 
 namespace cnnbench::bench {
 
@@ -96,47 +85,6 @@ class EmfEvent {
   nlohmann::ordered_json dimension_sets_ = nlohmann::ordered_json::array();
   nlohmann::ordered_json metric_definitions_ = nlohmann::ordered_json::array();
   std::vector<std::string> dimension_keys_;
-};
-
-/// An event with cnnbench's dimensions for `info` (Model, Precision = the first
-/// word of RunInfo::precision, NumGPUs = GPUs over all ranks, "0" for the CPU) and
-/// the sets [Model, Precision, NumGPUs] and [Model], plus the context members
-/// WorldSize, GlobalBatch, PerDeviceBatch and DeviceKind.
-EmfEvent make_run_event(const std::string& metrics_namespace, int64_t timestamp_ms, const RunInfo& info);
-
-/// How the EmfReporter writes.
-struct EmfOptions {
-  std::string metrics_namespace = "cnnbench";  ///< --metrics_namespace
-  /// Milliseconds since the Unix epoch; empty = std::chrono::system_clock.
-  std::function<int64_t()> clock_ms;
-  /// Context members added to every event, e.g. {"Host", "ip-10-0-1-23"}. Keys
-  /// must differ from the dimension, metric and context names above.
-  std::vector<std::pair<std::string, std::string>> context;
-};
-
-/// Writes one EMF event per displayed step and one at the summary to `out`, each
-/// alone on its line and flushed (stdout, read by the awslogs driver). header()
-/// writes nothing. Never throws from step() or summary(): an event that cannot be
-/// built or written is counted in failed_events().
-class EmfReporter final : public Reporter {
- public:
-  /// Throws std::invalid_argument naming --metrics_namespace when it is invalid.
-  EmfReporter(std::ostream& out, EmfOptions options);
-
-  void header(const RunInfo& info) override;
-  void step(const RunInfo& info, const StepStats& stats) override;
-  void summary(const RunInfo& info, const RunSummary& summary) override;
-
-  [[nodiscard]] int failed_events() const { return failed_events_; }
-
- private:
-  int64_t now_ms() const;
-  EmfEvent base_event(const RunInfo& info, const char* event) const;
-  void write(const EmfEvent& event);
-
-  std::ostream& out_;
-  EmfOptions options_;
-  int failed_events_ = 0;
 };
 
 /// Checks one line against the specification and CloudWatch's limits, not only

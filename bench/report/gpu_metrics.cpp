@@ -1,6 +1,15 @@
 #include "bench/report/gpu_metrics.h"
 
-namespace cnnbench::bench::telemetry {
+#include <optional>
+#include <utility>
+
+namespace cnnbench::bench {
+
+using telemetry::Figure;
+using telemetry::GaugeStats;
+using telemetry::GpuReading;
+using telemetry::GpuTelemetry;
+using telemetry::TelemetryReport;
 namespace {
 
 /// The five metrics, by the figure they carry.
@@ -47,4 +56,4 @@ std::vector<GpuMetricSet> gpu_metric_sets(const TelemetryReport& report) {
   return sets;
 }
 
-}  // namespace cnnbench::bench::telemetry
+}  // namespace cnnbench::bench

@@ -10,7 +10,7 @@
 // unit in the name's documentation.) A figure the GPU does not report is left out
 // of its event, never sent as 0.
 //
-// Dimensions: each event carries the run's dimensions (make_run_event: Model,
+// Dimensions: each event carries the run's dimensions (emf_report.h, make_run_event: Model,
 // Precision, NumGPUs) plus GPU (the run's GPU index) and UUID (the GPU's UUID),
 // and declares two more dimension sets: [Model, Precision, NumGPUs, GPU], to
 // plot each GPU of a configuration, and [UUID], to follow one physical GPU across
@@ -27,7 +27,7 @@
 #include "bench/telemetry/sampler.h"
 #include "bench/telemetry/telemetry_report.h"
 
-namespace cnnbench::bench::telemetry {
+namespace cnnbench::bench {
 
 /// Dimension keys.
 inline constexpr const char* kGpuDimension = "GPU";
@@ -50,10 +50,10 @@ struct GpuMetricSet {
 
 /// From each GPU's latest sample (Sampler::latest()): for the step events. A GPU
 /// that read none of the five figures (a MIG device, say) gets no set.
-std::vector<GpuMetricSet> gpu_metric_sets(const std::vector<GpuReading>& latest);
+std::vector<GpuMetricSet> gpu_metric_sets(const std::vector<telemetry::GpuReading>& latest);
 /// From each GPU's means over the run (the summary event); GPUs without samples
 /// are left out. time_ms is that of the last stored sample.
-std::vector<GpuMetricSet> gpu_metric_sets(const TelemetryReport& report);
+std::vector<GpuMetricSet> gpu_metric_sets(const telemetry::TelemetryReport& report);
 
 /// Adds a GPU's dimensions, dimension sets and metrics to `event`, an event made
 /// by make_run_event() (or EmfReporter's own base event) that holds no other
@@ -65,21 +65,4 @@ inline void add_gpu_metrics(EmfEvent& event, const GpuMetricSet& set) {
   for (const GpuMetric& m : set.metrics) event.metric(m.name, m.unit, m.value);
 }
 
-/// One complete event per GPU: make_run_event(namespace, timestamp, info) with
-/// add_gpu_metrics() and the context member Event = `event_name`. Write each with
-/// EmfEvent::to_line().
-inline std::vector<EmfEvent> make_gpu_events(const std::string& metrics_namespace, int64_t timestamp_ms,
-                                             const RunInfo& info, const std::vector<GpuMetricSet>& sets,
-                                             const std::string& event_name = "gpu") {
-  std::vector<EmfEvent> events;
-  events.reserve(sets.size());
-  for (const GpuMetricSet& set : sets) {
-    EmfEvent e = make_run_event(metrics_namespace, timestamp_ms, info);
-    e.property("Event", event_name);
-    add_gpu_metrics(e, set);
-    events.push_back(std::move(e));
-  }
-  return events;
-}
-
-}  // namespace cnnbench::bench::telemetry
+}  // namespace cnnbench::bench

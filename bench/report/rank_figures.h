@@ -1,5 +1,5 @@
 // Per-rank figures: what each rank (one GPU, or one CPU process) measured on its
-// own, gathered on rank 0 for the per-GPU table and the result JSON; and the
+// own (gathered on rank 0 by run/gather.h), the per-GPU table and the
 // scaling-efficiency line.
 #pragma once
 
@@ -7,8 +7,6 @@
 #include <vector>
 
 #include "bench/report/run_result.h"
-#include "bench/report/result_json.h"
-#include "mpi/communicator.h"
 
 namespace cnnbench::bench {
 
@@ -24,10 +22,6 @@ inline constexpr double kSlowRankFraction = 0.05;
 /// closely (synchronous training). 0 when no step was timed.
 RankFigures own_figures(int rank, const std::string& host, const DeviceEntry& device,
                         int per_device_batch, const RunSummary& summary);
-
-/// Every rank's figures, in rank order (a collective: every rank calls it).
-/// Throws std::runtime_error when a rank's figures cannot be read.
-std::vector<RankFigures> gather_rank_figures(mpi::Communicator& comm, const RankFigures& mine);
 
 /// The per-rank table for the text report: a title saying what the figure is, a
 /// header, one line per rank (rank, host, CUDA ordinal, UUID, images/sec), the

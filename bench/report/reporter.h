@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -10,14 +11,19 @@
 
 namespace cnnbench::bench {
 
-/// Receives a run's figures as they happen. Implementations write text, EMF or
-/// JSON; none may throw from step() (a failing writer must not stop training).
+/// Receives a run's figures as they happen: the header before the first step,
+/// each displayed step, and the whole result once at the end. Implementations
+/// write text, EMF or JSON; none may throw from step() or summary() (a failing
+/// writer must not stop training or hide the other reports).
 class Reporter {
  public:
   virtual ~Reporter() = default;
   virtual void header(const RunInfo& info) = 0;
   virtual void step(const RunInfo& info, const StepStats& stats) = 0;
-  virtual void summary(const RunInfo& info, const RunSummary& summary) = 0;
+  virtual void summary(const RunResult& result) = 0;
+  /// Empty, or why a report the user asked for could not be written (the run
+  /// then ends with exit status 1). Read after summary().
+  [[nodiscard]] virtual std::string error() const { return {}; }
 };
 
 /// Fans every call out to several reporters (text, EMF, result JSON), in the
@@ -33,8 +39,15 @@ class MultiReporter final : public Reporter {
   void step(const RunInfo& info, const StepStats& stats) override {
     for (auto& r : reporters_) r->step(info, stats);
   }
-  void summary(const RunInfo& info, const RunSummary& summary) override {
-    for (auto& r : reporters_) r->summary(info, summary);
+  void summary(const RunResult& result) override {
+    for (auto& r : reporters_) r->summary(result);
+  }
+  /// The first reporter's error, in the order they were added.
+  [[nodiscard]] std::string error() const override {
+    for (const auto& r : reporters_) {
+      if (std::string e = r->error(); !e.empty()) return e;
+    }
+    return {};
   }
 
  private:

@@ -15,6 +15,8 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "bench/report/rank_figures.h"
+#include "bench/report/sweep_table.h"
 #include "bench/telemetry/telemetry_json.h"
 
 namespace cnnbench::bench {
@@ -116,18 +118,28 @@ ordered_json step_json(const StepStats& s) {
                       {"elapsed_s", number(s.elapsed_s)}};
 }
 
-std::vector<RankFigures> default_ranks(const ResultJsonOptions& options, const ResultRecord& record) {
+std::vector<RankFigures> default_ranks(const ResultJsonOptions& options, const RunResult& result) {
   RankFigures r;
   r.rank = 0;
   r.host = options.environment.host_name;
-  if (record.info.world_size <= 1) {
-    for (const auto& d : record.info.devices) r.devices.push_back(d.ordinal >= 0 ? d.uuid : "cpu");
-    if (!record.info.devices.empty()) r.ordinal = record.info.devices.front().ordinal;
+  if (result.info.world_size <= 1) {
+    for (const auto& d : result.info.devices) r.devices.push_back(d.ordinal >= 0 ? d.uuid : "cpu");
+    if (!result.info.devices.empty()) r.ordinal = result.info.devices.front().ordinal;
   }
-  r.steps = record.summary.steps;
-  r.images_per_sec = record.summary.total_images_per_sec / std::max(1, record.info.world_size);
-  r.step_time_ms = record.summary.step_time_ms;
+  r.steps = result.summary.steps;
+  r.images_per_sec = result.summary.total_images_per_sec / std::max(1, result.info.world_size);
+  r.step_time_ms = result.summary.step_time_ms;
   return {r};
+}
+
+/// {baseline_images_per_sec, devices, efficiency} against --baseline_images_per_sec; null without one.
+ordered_json scaling_json(const RunResult& result) {
+  if (!(result.baseline_images_per_sec > 0)) return nullptr;
+  const int devices = static_cast<int>(result.info.devices.size());
+  return {{"baseline_images_per_sec", result.baseline_images_per_sec},
+          {"devices", devices},
+          {"efficiency", number(scaling_efficiency(result.summary.total_images_per_sec, devices,
+                                                   result.baseline_images_per_sec))}};
 }
 
 std::string describe_errno(int err) { return std::system_category().message(err); }
@@ -165,9 +177,10 @@ nlohmann::ordered_json device_json(const DeviceEntry& d) {
 }
 
 nlohmann::ordered_json build_result_document(const ResultJsonOptions& options, const ResultRecord& record) {
-  const RunSummary& s = record.summary;
+  const RunResult& result = record.result;
+  const RunSummary& s = result.summary;
   ordered_json devices = ordered_json::array();
-  for (const auto& d : record.info.devices) devices.push_back(device_json(d));
+  for (const auto& d : result.info.devices) devices.push_back(device_json(d));
   ordered_json displayed = ordered_json::array();
   for (const auto& step : record.displayed_steps) displayed.push_back(step_json(step));
   ordered_json step_times = ordered_json::array();
@@ -176,7 +189,7 @@ nlohmann::ordered_json build_result_document(const ResultJsonOptions& options, c
   for (double l : s.losses) losses.push_back(number(l));
 
   ordered_json ranks = ordered_json::array();
-  for (const auto& r : record.ranks.empty() ? default_ranks(options, record) : record.ranks) {
+  for (const auto& r : result.ranks.empty() ? default_ranks(options, result) : result.ranks) {
     ranks.push_back({{"rank", r.rank},
                      {"host", r.host},
                      {"devices", r.devices},
@@ -193,7 +206,7 @@ nlohmann::ordered_json build_result_document(const ResultJsonOptions& options, c
       {"finished_at", iso8601_utc(record.finished_at_ms)},
       {"config", options.config},
       {"config_defaults", options.config_defaults},
-      {"run", run_json(record.info)},
+      {"run", run_json(result.info)},
       {"environment", environment_json(options.environment)},
       {"device_source", options.device_source},
       {"devices", devices},
@@ -215,11 +228,16 @@ nlohmann::ordered_json build_result_document(const ResultJsonOptions& options, c
       {"interrupted", s.interrupted},
       {"stop_reason", s.stop_reason},
       {"per_rank", ranks},
-      {"telemetry", telemetry::telemetry_json(record.telemetry ? *record.telemetry
+      {"telemetry", telemetry::telemetry_json(result.telemetry ? *result.telemetry
                                                              : telemetry::unavailable_report(
                                                                    "GPU telemetry not collected"))},
-      {"scaling", record.scaling},
-      {"scaling_sweep", record.scaling_sweep},
+      {"scaling", scaling_json(result)},
+      {"scaling_sweep", result.sweep.empty()
+                            ? ordered_json(nullptr)
+                            : sweep_json(result.sweep, result.info.per_device_batch,
+                                         result.baseline_images_per_sec > 0
+                                             ? std::optional<double>(result.baseline_images_per_sec)
+                                             : std::nullopt)},
   };
 }
 
@@ -273,7 +291,7 @@ int64_t ResultJsonReporter::now_ms() const {
 
 void ResultJsonReporter::header(const RunInfo& info) {
   try {
-    record_.info = info;
+    record_.result.info = info;
     record_.started_at_ms = now_ms();
   } catch (const std::exception&) {
     // Keeping the record is best effort; summary() still writes what it has.
@@ -287,10 +305,9 @@ void ResultJsonReporter::step(const RunInfo& /*info*/, const StepStats& stats) {
   }
 }
 
-void ResultJsonReporter::summary(const RunInfo& info, const RunSummary& summary) {
+void ResultJsonReporter::summary(const RunResult& result) {
   try {
-    record_.info = info;
-    record_.summary = summary;
+    record_.result = result;
     record_.finished_at_ms = now_ms();
     if (record_.started_at_ms == 0) record_.started_at_ms = record_.finished_at_ms;
     const std::string text = build_result_document(options_, record_).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";

@@ -16,24 +16,11 @@
 
 #include "bench/discovery/environment.h"
 #include "bench/report/reporter.h"
-#include "bench/telemetry/telemetry_report.h"
 
 namespace cnnbench::bench {
 
 /// The document's format version (a string, so "1.1" can follow).
 inline constexpr const char* kResultSchemaVersion = "1.1";
-
-/// One rank's figures, as rank 0 gathered them.
-struct RankFigures {
-  int rank = 0;
-  std::string host;
-  std::vector<std::string> devices;  ///< UUIDs of its GPUs, or {"cpu"}
-  int ordinal = -1;                  ///< CUDA ordinal of its GPU; -1 on the CPU
-  int steps = 0;                     ///< timed steps it completed
-  /// Its own images over its own time stepping (rank_figures.h: own_figures).
-  double images_per_sec = 0;
-  Percentiles step_time_ms;          ///< of its own per-step times
-};
 
 /// What the result document holds besides the run's figures.
 struct ResultJsonOptions {
@@ -48,22 +35,13 @@ struct ResultJsonOptions {
   std::function<int64_t()> clock_ms;
 };
 
-/// Everything a reporter saw during a run.
+/// Everything the document holds of a run: its result and what the reporter
+/// saw as it happened.
 struct ResultRecord {
-  RunInfo info;
+  RunResult result;
   std::vector<StepStats> displayed_steps;
-  RunSummary summary;
-  /// Empty: one entry for rank 0 is derived from the summary.
-  std::vector<RankFigures> ranks;
   int64_t started_at_ms = 0;   ///< header() time
   int64_t finished_at_ms = 0;  ///< summary() time
-  /// GPU telemetry; unset = "not collected" (an unavailable report).
-  std::optional<telemetry::TelemetryReport> telemetry;
-  /// {baseline_images_per_sec, devices, efficiency} when --baseline_images_per_sec
-  /// was given; null otherwise.
-  nlohmann::ordered_json scaling = nullptr;
-  /// The --scaling_sweep table so far (scaling_sweep.h); null outside a sweep.
-  nlohmann::ordered_json scaling_sweep = nullptr;
 };
 
 /// One entry of the document's "devices" (also how ranks exchange their device).
@@ -79,26 +57,19 @@ nlohmann::ordered_json build_result_document(const ResultJsonOptions& options, c
 /// cannot create /x/r.json.tmp.42: No such file or directory").
 void write_file_atomically(const std::string& path, std::string_view contents, std::string_view what);
 
-/// Collects the run's figures and writes the document on summary(). Never throws
-/// from its Reporter methods: a failure to write is kept in error() for the caller
-/// to print after the text summary (exit status 1).
+/// Collects the displayed steps and writes the document on summary(). Never
+/// throws from its Reporter methods: a failure to write is kept in error() for
+/// the caller to print after the text summary (exit status 1).
 class ResultJsonReporter final : public Reporter {
  public:
   explicit ResultJsonReporter(ResultJsonOptions options);
 
   void header(const RunInfo& info) override;
   void step(const RunInfo& info, const StepStats& stats) override;
-  void summary(const RunInfo& info, const RunSummary& summary) override;
+  void summary(const RunResult& result) override;
 
-  /// Per-rank figures gathered on rank 0; call before summary().
-  void set_rank_figures(std::vector<RankFigures> ranks) { record_.ranks = std::move(ranks); }
-  /// The run's GPU telemetry (or why there is none); call before summary().
-  void set_telemetry(telemetry::TelemetryReport report) { record_.telemetry = std::move(report); }
-  /// ResultRecord::scaling and ResultRecord::scaling_sweep; call before summary().
-  void set_scaling(nlohmann::ordered_json scaling) { record_.scaling = std::move(scaling); }
-  void set_scaling_sweep(nlohmann::ordered_json sweep) { record_.scaling_sweep = std::move(sweep); }
   /// Empty, or why the document was not written (names --result_json and the path).
-  [[nodiscard]] const std::string& error() const { return error_; }
+  [[nodiscard]] std::string error() const override { return error_; }
   [[nodiscard]] bool written() const { return written_; }
 
  private:

@@ -1,13 +1,16 @@
-// What a run reports: the header block, the step lines and the summary. The
-// text report (text_report.h), CloudWatch EMF lines (emf.h) and the result JSON
-// (result_json.h) all consume the same figures (Reporter, reporter.h).
+// What a run reports: the header block, the step lines, and at the end one
+// RunResult, assembled once on rank 0, that the text report (text_report.h),
+// the CloudWatch EMF lines (emf_report.h) and the result JSON (result_json.h)
+// all write from (Reporter, reporter.h).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "bench/discovery/device_list.h"
+#include "bench/telemetry/telemetry_report.h"
 
 namespace cnnbench::bench {
 
@@ -74,6 +77,44 @@ struct RunSummary {
   /// steps: on CPU ranks the blocking MPI all-reduce (waiting for slower ranks
   /// included); on GPUs only the enqueueing (the all-reduce runs on its own stream).
   double grad_hook_time_s = 0;
+};
+
+/// One rank's figures, as rank 0 gathered them.
+struct RankFigures {
+  int rank = 0;
+  std::string host;
+  std::vector<std::string> devices;  ///< UUIDs of its GPUs, or {"cpu"}
+  int ordinal = -1;                  ///< CUDA ordinal of its GPU; -1 on the CPU
+  int steps = 0;                     ///< timed steps it completed
+  /// Its own images over its own time stepping (rank_figures.h: own_figures).
+  double images_per_sec = 0;
+  Percentiles step_time_ms;          ///< of its own per-step times
+};
+
+/// One run of a scaling sweep (--scaling_sweep).
+struct SweepPoint {
+  int gpus = 0;
+  double images_per_sec = 0;  ///< total over the GPUs
+  bool interrupted = false;
+};
+
+/// Everything a run produced, assembled once on rank 0 after its last step:
+/// what every report writes at the end.
+struct RunResult {
+  RunInfo info{};
+  RunSummary summary{};
+  /// Every rank's own figures in rank order; empty: the result JSON derives rank
+  /// 0's from the summary, and the text report prints no per-rank table.
+  std::vector<RankFigures> ranks{};
+  /// GPU telemetry over the timed loop, or why there is none; unset = not collected.
+  std::optional<telemetry::TelemetryReport> telemetry{};
+  /// Lines the text report prints after the telemetry (GPUs of other hosts not sampled).
+  std::vector<std::string> telemetry_notes{};
+  /// --baseline_images_per_sec: a one-GPU figure to compute the scaling
+  /// efficiency against; 0 = none.
+  double baseline_images_per_sec = 0;
+  /// --scaling_sweep: its runs so far, this one last; empty outside a sweep.
+  std::vector<SweepPoint> sweep{};
 };
 
 }  // namespace cnnbench::bench

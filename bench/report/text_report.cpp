@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "bench/format.h"
+#include "bench/report/rank_figures.h"
+#include "bench/telemetry/telemetry_text.h"
 
 namespace cnnbench::bench {
 namespace {
@@ -43,6 +45,24 @@ std::string devices_text(const std::vector<DeviceEntry>& devices) {
   std::vector<std::string> each;
   for (const auto& d : devices) each.push_back(d.uuid.empty() ? d.name : d.name + " [" + d.uuid + "]");
   return join(each);
+}
+
+/// The lines after the step times: the scaling efficiency against a baseline,
+/// the per-rank table, the GPU telemetry and its notes.
+std::vector<std::string> summary_lines(const RunResult& result) {
+  std::vector<std::string> lines;
+  if (result.baseline_images_per_sec > 0) {
+    lines.push_back(efficiency_line(result.summary.total_images_per_sec, static_cast<int>(result.info.devices.size()),
+                                    result.baseline_images_per_sec));
+  }
+  const std::vector<std::string> table = rank_table_lines(result.ranks);
+  lines.insert(lines.end(), table.begin(), table.end());
+  if (result.telemetry) {
+    const std::vector<std::string> telemetry = telemetry::telemetry_lines(*result.telemetry);
+    lines.insert(lines.end(), telemetry.begin(), telemetry.end());
+    lines.insert(lines.end(), result.telemetry_notes.begin(), result.telemetry_notes.end());
+  }
+  return lines;
 }
 
 std::string num_batches_text(const RunInfo& info) {
@@ -104,7 +124,9 @@ void TextReporter::step(const RunInfo& info, const StepStats& stats) {
   out_.flush();
 }
 
-void TextReporter::summary(const RunInfo& info, const RunSummary& summary) {
+void TextReporter::summary(const RunResult& result) {
+  const RunInfo& info = result.info;
+  const RunSummary& summary = result.summary;
   out_ << kDashes << '\n';
   out_ << fmt("total images/sec: %.2f\n", summary.total_images_per_sec);
   out_ << kDashes << '\n';
@@ -115,7 +137,7 @@ void TextReporter::summary(const RunInfo& info, const RunSummary& summary) {
     out_ << fmt("step time p50/p90/p99: %.2f / %.2f / %.2f ms\n", p.p50, p.p90, p.p99);
     out_ << fmt("step time mean/min/max: %.2f / %.2f / %.2f ms\n", p.mean, p.min, p.max);
   }
-  for (const auto& l : summary_lines_) out_ << l << '\n';
+  for (const auto& l : summary_lines(result)) out_ << l << '\n';
   if (info.num_warmup_batches > 0 && (summary.steps > 0 || !summary.interrupted)) {
     out_ << fmt("warm-up: %d step%s in %.3f s (untimed)\n", info.num_warmup_batches,
                 info.num_warmup_batches == 1 ? "" : "s", summary.warmup_time_s);

@@ -5,7 +5,6 @@
 
 #include <ostream>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "bench/report/reporter.h"
@@ -26,9 +25,10 @@ std::string header_line(const std::string& label, const std::string& value);
 ///   first step: "Done warm up", "Step\tImg/sec\ttotal_loss", then
 ///   each step: "10\timages/sec: 2904.8 +/- 3.1 (jitter = 5.2)\t6.987"
 ///   summary: 64 dashes, "total images/sec: 11590.42", 64 dashes, timed steps,
-///            step time p50/p90/p99 and mean/min/max (ms), the added summary
-///            lines (scaling efficiency, per-rank table, GPU telemetry), warm-up
-///            time, final loss, and when interrupted a line saying so.
+///            step time p50/p90/p99 and mean/min/max (ms), the scaling
+///            efficiency (with a baseline), the per-rank table (several ranks),
+///            the GPU telemetry and its notes (when collected), warm-up time,
+///            final loss, and when interrupted a line saying so.
 /// Never throws from step(): stream errors set the stream's state only.
 class TextReporter final : public Reporter {
  public:
@@ -41,18 +41,13 @@ class TextReporter final : public Reporter {
     extra_header_lines_.insert(extra_header_lines_.end(), lines.begin(), lines.end());
   }
 
-  /// Lines printed by summary() after the step-time lines (each without its
-  /// newline); replaces the previous ones. Call before summary().
-  void set_summary_lines(std::vector<std::string> lines) { summary_lines_ = std::move(lines); }
-
   void header(const RunInfo& info) override;
   void step(const RunInfo& info, const StepStats& stats) override;
-  void summary(const RunInfo& info, const RunSummary& summary) override;
+  void summary(const RunResult& result) override;
 
  private:
   std::ostream& out_;
   std::vector<std::string> extra_header_lines_;
-  std::vector<std::string> summary_lines_;
   bool steps_started_ = false;
 };
 

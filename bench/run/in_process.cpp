@@ -51,14 +51,13 @@ WorkerResult run_local_group(const RunPlan& group_plan, const std::vector<Device
 
 WorkerResult run_in_process(const RunPlan& plan, const std::vector<DeviceEntry>& gpus, const std::atomic<bool>* stop,
                             std::ostream& out, std::ostream& err,
-                            const std::function<nlohmann::ordered_json(const RunInfo&, const RunSummary&)>&
-                                scaling_sweep_json) {
+                            std::optional<std::vector<SweepPoint>> sweep_before) {
   const std::unique_ptr<telemetry::TelemetrySession> telemetry = telemetry::make_telemetry_session(
       plan.gpu(), plan.telemetry_interval_ms, telemetry_ids(gpus));
   WorkerOutput output;
   output.out = &out;
   output.telemetry = telemetry.get();
-  output.scaling_sweep_json = scaling_sweep_json;
+  output.sweep_before = std::move(sweep_before);
 
   if (gpus.size() > 1) {
     RunPlan group_plan = plan;

@@ -4,7 +4,7 @@
 #pragma once
 
 #include <atomic>
-#include <functional>
+#include <optional>
 #include <ostream>
 #include <vector>
 
@@ -15,7 +15,7 @@ namespace cnnbench::bench {
 
 /// Runs `plan` on `gpus` (a subset of plan.site.devices.gpus; empty = the CPU) and
 /// returns the first worker's result (rank 0, which reported to `out`). The GPU
-/// telemetry of the run covers `gpus`. `scaling_sweep_json` is passed to rank 0
+/// telemetry of the run covers `gpus`. `sweep_before` is passed to rank 0
 /// (WorkerOutput).
 ///
 /// With several GPUs, an error on one GPU's thread is printed to `err` (naming
@@ -26,7 +26,6 @@ namespace cnnbench::bench {
 /// says so.
 WorkerResult run_in_process(const RunPlan& plan, const std::vector<DeviceEntry>& gpus, const std::atomic<bool>* stop,
                             std::ostream& out, std::ostream& err,
-                            const std::function<nlohmann::ordered_json(const RunInfo&, const RunSummary&)>&
-                                scaling_sweep_json = {});
+                            std::optional<std::vector<SweepPoint>> sweep_before = std::nullopt);
 
 }  // namespace cnnbench::bench

@@ -1,7 +1,5 @@
 #include "bench/run/worker.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -9,12 +7,12 @@
 #include <stdexcept>
 #include <utility>
 
-#include "bench/report/emf.h"
 #include "bench/report/emf_report.h"
 #include "bench/report/rank_figures.h"
 #include "bench/report/reporter.h"
 #include "bench/report/result_json.h"
 #include "bench/report/text_report.h"
+#include "bench/run/gather.h"
 #include "bench/run/trainer.h"
 #include "bench/status.h"
 #include "kernels/error.h"
@@ -51,26 +49,6 @@ std::string memory_detail(const kernels::MemoryReport& m) {
   return "             parameters " + mib(m.parameters) + ", gradients " + mib(m.gradients) +
          ", activations " + mib(m.activations) + ", workspace " + mib(m.workspace) + ", data " +
          mib(m.data);
-}
-
-DeviceEntry device_from_json(const nlohmann::json& j) {
-  DeviceEntry d;
-  d.ordinal = j.at("ordinal").get<int>();
-  d.name = j.at("name").get<std::string>();
-  d.uuid = j.at("uuid").get<std::string>();
-  d.pci_bus_id = j.at("pci_bus_id").get<std::string>();
-  d.host_id = j.at("host_id").get<std::string>();
-  d.memory_bytes = j.at("memory_bytes").get<int64_t>();
-  return d;
-}
-
-/// Every rank's device, in rank order (a collective).
-std::vector<DeviceEntry> gather_devices(mpi::Communicator& comm, const DeviceEntry& mine) {
-  std::vector<DeviceEntry> all;
-  for (const auto& text : comm.all_gather(device_json(mine).dump())) {
-    all.push_back(device_from_json(nlohmann::json::parse(text)));
-  }
-  return all;
 }
 
 std::unique_ptr<kernels::Executable> compile(kernels::Backend& backend, const models::Graph& graph,
@@ -113,33 +91,23 @@ std::vector<std::string> header_lines(const RunPlan& plan, const RunInfo& info,
   return lines;
 }
 
-/// Rank 0's reporters, with typed access to those that need more than the
-/// Reporter interface before the summary.
-struct RankZeroReports {
-  MultiReporter all;
-  TextReporter* text = nullptr;
-  ResultJsonReporter* json = nullptr;
-  GpuTelemetryEmfReporter* gpu_emf = nullptr;
-};
-
-void add_reporters(RankZeroReports& r, const RunPlan& plan, const RunInfo& info,
+/// Rank 0's reporters, as --log_format and --result_json ask.
+void add_reporters(MultiReporter& reports, const RunPlan& plan, const RunInfo& info,
                    const kernels::Executable& executable, const WorkerOutput& output) {
   if (plan.log_format == LogFormat::Text || plan.log_format == LogFormat::Both) {
     auto text = std::make_unique<TextReporter>(*output.out);
     text->add_header_lines(header_lines(plan, info, executable));
-    r.text = text.get();
-    r.all.add(std::move(text));
+    reports.add(std::move(text));
   }
   if (plan.log_format == LogFormat::Emf || plan.log_format == LogFormat::Both) {
     EmfOptions emf;
     emf.metrics_namespace = plan.metrics_namespace;
     emf.context = {{"Host", plan.site.environment.host_name}};
-    r.all.add(std::make_unique<EmfReporter>(*output.out, emf));
     if (output.telemetry != nullptr && output.telemetry->sampler() != nullptr) {
-      auto gpu = std::make_unique<GpuTelemetryEmfReporter>(*output.out, emf, *output.telemetry->sampler());
-      r.gpu_emf = gpu.get();
-      r.all.add(std::move(gpu));
+      const telemetry::Sampler* sampler = output.telemetry->sampler();
+      emf.gpu_readings = [sampler] { return sampler->latest(); };
     }
+    reports.add(std::make_unique<EmfReporter>(*output.out, std::move(emf)));
   }
   if (!plan.result_json.empty()) {
     ResultJsonOptions o;
@@ -148,9 +116,7 @@ void add_reporters(RankZeroReports& r, const RunPlan& plan, const RunInfo& info,
     o.config_defaults = plan.config_defaults;
     o.environment = plan.site.environment;
     o.device_source = plan.gpu() ? plan.site.devices.discovery.source : "";
-    auto json = std::make_unique<ResultJsonReporter>(std::move(o));
-    r.json = json.get();
-    r.all.add(std::move(json));
+    reports.add(std::make_unique<ResultJsonReporter>(std::move(o)));
   }
 }
 
@@ -211,7 +177,7 @@ WorkerResult run_worker(const RunPlan& plan, kernels::Backend& backend, mpi::Com
   info.device_memory_bytes = executable->memory().total();
   info.seed = plan.seed;
 
-  RankZeroReports reports;
+  MultiReporter reports;
   if (rank0) add_reporters(reports, plan, info, *executable, output);
 
   // Gradients are averaged bucket by bucket as backward finishes them.
@@ -229,7 +195,7 @@ WorkerResult run_worker(const RunPlan& plan, kernels::Backend& backend, mpi::Com
   settings.seed = plan.seed;
   settings.global_batch = info.global_batch;
   settings.program_start_s = plan.program_start_s;
-  Trainer trainer(*executable, comm, reports.all, settings);
+  Trainer trainer(*executable, comm, reports, settings);
   trainer.use_stop_flag(stop);
   if (buckets) {
     trainer.use_grad_ready(buckets->hook());
@@ -245,7 +211,7 @@ WorkerResult run_worker(const RunPlan& plan, kernels::Backend& backend, mpi::Com
     trainer.use_timed_loop_hooks([sampler] { sampler->start(); }, [sampler] { sampler->stop(); });
   }
 
-  reports.all.header(info);
+  reports.header(info);
   try {
     result.summary = trainer.run(info);
   } catch (const kernels::OutOfMemoryError& e) {
@@ -268,36 +234,21 @@ WorkerResult run_worker(const RunPlan& plan, kernels::Backend& backend, mpi::Com
     return result;
   }
 
-  std::vector<std::string> lines;
-  if (plan.baseline_images_per_sec > 0) {
-    const int devices = static_cast<int>(info.devices.size());
-    const double baseline = plan.baseline_images_per_sec;
-    lines.push_back(efficiency_line(summary.total_images_per_sec, devices, baseline));
-    if (reports.json != nullptr) {
-      reports.json->set_scaling(nlohmann::ordered_json{
-          {"baseline_images_per_sec", baseline},
-          {"devices", devices},
-          {"efficiency", scaling_efficiency(summary.total_images_per_sec, devices, baseline)}});
-    }
-  }
-  const std::vector<std::string> table = rank_table_lines(ranks);
-  lines.insert(lines.end(), table.begin(), table.end());
-  telemetry::TelemetryReport telemetry_report =
-      output.telemetry != nullptr ? output.telemetry->report()
-                                  : telemetry::unavailable_report("GPU telemetry off");
+  RunResult run;
+  run.info = info;
+  run.summary = summary;
+  run.ranks = ranks;
   if (output.telemetry != nullptr) {
-    const std::vector<std::string> t = output.telemetry->text_lines();
-    lines.insert(lines.end(), t.begin(), t.end());
+    run.telemetry = output.telemetry->report();
+    run.telemetry_notes = output.telemetry->notes();
   }
-  if (reports.text != nullptr) reports.text->set_summary_lines(std::move(lines));
-  if (reports.gpu_emf != nullptr) reports.gpu_emf->set_report(telemetry_report);
-  if (reports.json != nullptr) {
-    reports.json->set_rank_figures(ranks);
-    reports.json->set_telemetry(std::move(telemetry_report));
-    if (output.scaling_sweep_json) reports.json->set_scaling_sweep(output.scaling_sweep_json(info, summary));
+  run.baseline_images_per_sec = plan.baseline_images_per_sec;
+  if (output.sweep_before) {
+    run.sweep = *output.sweep_before;
+    run.sweep.push_back({static_cast<int>(info.devices.size()), summary.total_images_per_sec, summary.interrupted});
   }
-  reports.all.summary(info, summary);
-  if (reports.json != nullptr) result.result_json_error = reports.json->error();
+  reports.summary(run);
+  result.result_json_error = reports.error();
   return result;
 }
 

@@ -6,12 +6,10 @@
 
 #include <atomic>
 #include <chrono>
-#include <functional>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "bench/report/run_result.h"
 #include "bench/run/plan.h"
@@ -33,9 +31,9 @@ struct WorkerOutput {
   std::ostream* out = nullptr;
   /// Rank 0's GPU telemetry (or why there is none); may be null on other ranks.
   telemetry::TelemetrySession* telemetry = nullptr;
-  /// Rank 0, --scaling_sweep: the sweep table including this run, for the result
-  /// JSON (ResultRecord::scaling_sweep); empty otherwise.
-  std::function<nlohmann::ordered_json(const RunInfo&, const RunSummary&)> scaling_sweep_json;
+  /// Rank 0, --scaling_sweep: the sweep's runs before this one (the result
+  /// JSON holds the table so far); unset outside a sweep.
+  std::optional<std::vector<SweepPoint>> sweep_before;
 };
 
 /// What a worker ran and measured.

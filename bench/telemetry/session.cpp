@@ -2,8 +2,6 @@
 
 #include <utility>
 
-#include "bench/telemetry/telemetry_text.h"
-
 namespace cnnbench::bench::telemetry {
 
 TelemetrySession::TelemetrySession(std::string reason) : reason_(std::move(reason)) {}
@@ -24,12 +22,6 @@ TelemetrySession::~TelemetrySession() {
 TelemetryReport TelemetrySession::report() const {
   if (!sampler_) return unavailable_report(reason_);
   return sampler_->report();
-}
-
-std::vector<std::string> TelemetrySession::text_lines() const {
-  std::vector<std::string> lines = telemetry_lines(report());
-  lines.insert(lines.end(), notes_.begin(), notes_.end());
-  return lines;
 }
 
 std::unique_ptr<TelemetrySession> make_telemetry_session(bool gpu_run, int interval_ms, std::vector<GpuId> gpus,

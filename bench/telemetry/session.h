@@ -34,8 +34,8 @@ class TelemetrySession {
   [[nodiscard]] Sampler* sampler() { return sampler_.get(); }
   /// The report so far (or the reason there is none).
   [[nodiscard]] TelemetryReport report() const;
-  /// telemetry_lines(report()) followed by the notes.
-  [[nodiscard]] std::vector<std::string> text_lines() const;
+  /// Lines the text report prints after the telemetry (GPUs not sampled).
+  [[nodiscard]] const std::vector<std::string>& notes() const { return notes_; }
 
  private:
   std::string reason_;

@@ -1,6 +1,8 @@
-// CloudWatch EMF: every line the reporter writes for a fake run passes the
-// specification's rules, and the validator rejects lines that break them.
+// CloudWatch EMF: every line the reporter (emf_report.h) writes for a fake run
+// passes the specification's rules, and the validator of the format (emf.h)
+// rejects lines that break them.
 #include "bench/report/emf.h"
+#include "bench/report/emf_report.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -83,7 +85,7 @@ std::vector<std::string> run_lines(const RunInfo& info, const RunSummary& summar
   EmfReporter reporter(out, std::move(options));
   reporter.header(info);
   for (const auto& s : steps()) reporter.step(info, s);
-  reporter.summary(info, summary);
+  reporter.summary({.info = info, .summary = summary});
   EXPECT_EQ(reporter.failed_events(), 0);
   std::vector<std::string> lines;
   std::istringstream in(out.str());
@@ -227,7 +229,8 @@ TEST(EmfReporter, AFailingStreamIsCountedNotThrown) {
   EmfReporter reporter(out, options_with("cnnbench"));
   const RunInfo info = gpu_run();
   EXPECT_NO_THROW(reporter.step(info, steps()[0]));
-  EXPECT_NO_THROW(reporter.summary(info, summary_of(steps())));
+  const RunResult result{.info = info, .summary = summary_of(steps())};
+  EXPECT_NO_THROW(reporter.summary(result));
   EXPECT_EQ(reporter.failed_events(), 2);
 }
 

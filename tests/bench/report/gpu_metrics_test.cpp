@@ -1,7 +1,8 @@
-// GPU telemetry as CloudWatch EMF events: built from the fake NVML's samples
-// with bench/report/emf.h, and checked against the specification with
+// GPU telemetry as CloudWatch EMF events: metric sets (gpu_metrics.h) built from
+// the fake NVML's samples, made into events as the reporter makes them
+// (emf_report.h), and checked against the specification with
 // validate_emf_line(), not only parsed.
-#include "bench/report/emf.h"
+#include "bench/report/gpu_metrics.h"
 
 #include <gtest/gtest.h>
 
@@ -9,8 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "bench/report/emf.h"
+#include "bench/report/emf_report.h"
 #include "bench/telemetry/sampler.h"
-#include "bench/report/gpu_metrics.h"
 #include "tests/bench/telemetry/fake_gpus.h"
 
 namespace cnnbench::bench::telemetry {

@@ -1,5 +1,5 @@
-// Per-rank figures: each rank's own images/sec, their exchange, the table that
-// names a slow GPU, and the scaling efficiency.
+// Per-rank figures: each rank's own images/sec, the table that names a slow
+// GPU, and the scaling efficiency.
 #include "bench/report/rank_figures.h"
 
 #include <gmock/gmock.h>
@@ -7,8 +7,6 @@
 
 #include <string>
 #include <vector>
-
-#include "tests/bench/run/trainer_fakes.h"
 
 namespace cnnbench::bench {
 namespace {
@@ -48,20 +46,6 @@ TEST(RankFigures, OwnImagesPerSecLeavesOutTimeWaitingInTheAllReduce) {
   const RankFigures cpu = own_figures(0, "h", DeviceEntry{}, 32, RunSummary{});
   EXPECT_EQ(cpu.devices, std::vector<std::string>{"cpu"});
   EXPECT_EQ(cpu.images_per_sec, 0.0);  // no timed step
-}
-
-TEST(RankFigures, GatherRoundTripsEveryField) {
-  testing::FakeCommunicator comm(3);  // every rank sends what this one sends
-  RankFigures mine = gpu_rank(0, 1234.5);
-  mine.step_time_ms = {1, 2, 3, 4, 5, 6};
-  const auto all = gather_rank_figures(comm, mine);
-  ASSERT_EQ(all.size(), 3U);
-  EXPECT_EQ(all[2].host, mine.host);
-  EXPECT_EQ(all[2].devices, mine.devices);
-  EXPECT_EQ(all[2].ordinal, 0);
-  EXPECT_EQ(all[2].steps, 10);
-  EXPECT_DOUBLE_EQ(all[2].images_per_sec, 1234.5);
-  EXPECT_DOUBLE_EQ(all[2].step_time_ms.p99, 5);
 }
 
 TEST(RankFigures, TableNamesTheSlowestGpuMoreThanFivePercentBelowTheMedian) {

@@ -144,7 +144,7 @@ class ResultJson : public ::testing::Test {
     const RunInfo i = info();
     reporter.header(i);
     for (const auto& s : steps()) reporter.step(i, s);
-    reporter.summary(i, summary());
+    reporter.summary({.info = i, .summary = summary()});
     EXPECT_EQ(reporter.written(), reporter.error().empty());
     return reporter.error();
   }
@@ -303,9 +303,10 @@ TEST_F(ResultJson, RankFiguresReplaceTheDefault) {
   RunInfo i = info();
   i.world_size = 2;
   reporter.header(i);
-  reporter.set_rank_figures({RankFigures{.rank = 0, .host = "a", .devices = {"GPU-1"}, .steps = 30, .images_per_sec = 1450.0, .step_time_ms = {}},
-                             RankFigures{.rank = 1, .host = "b", .devices = {"GPU-2"}, .steps = 30, .images_per_sec = kNaN, .step_time_ms = {}}});
-  reporter.summary(i, summary());
+  RunResult result{.info = i, .summary = summary()};
+  result.ranks = {RankFigures{.rank = 0, .host = "a", .devices = {"GPU-1"}, .steps = 30, .images_per_sec = 1450.0, .step_time_ms = {}},
+                  RankFigures{.rank = 1, .host = "b", .devices = {"GPU-2"}, .steps = 30, .images_per_sec = kNaN, .step_time_ms = {}}};
+  reporter.summary(result);
   ASSERT_EQ(reporter.error(), "");
   const json doc = read_json(path);
   ASSERT_EQ(doc["per_rank"].size(), 2U);
@@ -318,24 +319,21 @@ TEST_F(ResultJson, TelemetryScalingAndSweepMembersMatchTheSchema) {
   ResultJsonReporter reporter(options(path.string()));
   const RunInfo i = info();
   reporter.header(i);
-  reporter.set_telemetry(telemetry::unavailable_report("NVML not found (libnvidia-ml.so.1): GPU telemetry off"));
-  reporter.set_scaling({{"baseline_images_per_sec", 3000.0}, {"devices", 1}, {"efficiency", 0.97}});
-  reporter.set_scaling_sweep({{"scaling", "weak"},
-                              {"per_gpu_batch", 256},
-                              {"reference", "the 1-GPU run"},
-                              {"reference_images_per_sec", 2909.1},
-                              {"points", json::array({{{"gpus", 1},
-                                                       {"images_per_sec", 2909.1},
-                                                       {"per_gpu_images_per_sec", 2909.1},
-                                                       {"efficiency", 1.0},
-                                                       {"interrupted", true}}})}});
-  reporter.summary(i, summary());
+  RunResult result{.info = i, .summary = summary()};
+  result.telemetry = telemetry::unavailable_report("NVML not found (libnvidia-ml.so.1): GPU telemetry off");
+  result.baseline_images_per_sec = 3000.0;
+  result.sweep = {SweepPoint{.gpus = 1, .images_per_sec = 2909.1, .interrupted = true}};
+  reporter.summary(result);
   ASSERT_EQ(reporter.error(), "");
   const json doc = read_json(path);
   EXPECT_FALSE(doc["telemetry"]["available"].get<bool>());
   EXPECT_THAT(doc["telemetry"]["reason"].get<std::string>(), HasSubstr("NVML not found"));
-  EXPECT_DOUBLE_EQ(doc["scaling"]["efficiency"].get<double>(), 0.97);
+  EXPECT_DOUBLE_EQ(doc["scaling"]["efficiency"].get<double>(), 2909.1 / 3000.0);
+  EXPECT_DOUBLE_EQ(doc["scaling"]["baseline_images_per_sec"].get<double>(), 3000.0);
+  EXPECT_EQ(doc["scaling"]["devices"], 1);
   EXPECT_EQ(doc["scaling_sweep"]["points"][0]["gpus"], 1);
+  EXPECT_EQ(doc["scaling_sweep"]["per_gpu_batch"], 256);
+  EXPECT_TRUE(doc["scaling_sweep"]["points"][0]["interrupted"].get<bool>());
   std::string output;
   const int status = validate({path}, output);
   if (status == 77) GTEST_SKIP() << "jsonschema is not installed for " << CNNBENCH_TEST_PYTHON;

@@ -125,7 +125,7 @@ TEST(TextReporter, GoldenHeaderStepsAndSummary) {
   TextReporter reporter(out);
   const RunInfo info = four_gpu_info();
   const RunSummary summary = drive(reporter, info);
-  reporter.summary(info, summary);
+  reporter.summary({.info = info, .summary = summary});
   EXPECT_EQ(out.str(), std::string(kGoldenHeader) + kGoldenSteps + kGoldenSummary);
 }
 
@@ -136,7 +136,7 @@ TEST(TextReporter, InterruptedRunSaysSo) {
   RunSummary summary = drive(reporter, info);
   summary.interrupted = true;
   summary.stop_reason = "SIGTERM during the timed loop";
-  reporter.summary(info, summary);
+  reporter.summary({.info = info, .summary = summary});
   const std::string text = out.str();
   const std::string last = "interrupted: SIGTERM during the timed loop; the figures above cover "
                            "the 5 timed steps completed\n";
@@ -161,7 +161,7 @@ TEST(TextReporter, CpuRunWithoutWarmupAndStopBeforeAnyStep) {
   RunSummary summary;
   summary.interrupted = true;
   summary.stop_reason = "SIGINT during warm-up";
-  reporter.summary(info, summary);
+  reporter.summary({.info = info, .summary = summary});
   const std::string text = out.str();
   EXPECT_NE(text.find("Num batches: as many as run in 30 s (--duration)\n"), std::string::npos);
   EXPECT_NE(text.find("Devices:     AMD EPYC 7R13 Processor\n"), std::string::npos);

@@ -117,7 +117,7 @@ class RecordingReporter final : public Reporter {
  public:
   void header(const RunInfo& /*info*/) override { ++headers; }
   void step(const RunInfo& /*info*/, const StepStats& stats) override { steps.push_back(stats); }
-  void summary(const RunInfo& /*info*/, const RunSummary& s) override { summaries.push_back(s); }
+  void summary(const RunResult& r) override { summaries.push_back(r.summary); }
 
   int headers = 0;
   std::vector<StepStats> steps;

@@ -1,6 +1,7 @@
 // GPU telemetry as the program wires it: a TelemetrySession over the fake
-// libnvidia-ml.so.1 of tests/bench/telemetry, its text lines, and the per-GPU
-// EMF events written beside the run's own, each checked with validate_emf_line.
+// libnvidia-ml.so.1 of tests/bench/telemetry, its report as text lines, and the
+// per-GPU EMF events written beside the run's own, each checked with
+// validate_emf_line.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -12,6 +13,7 @@
 #include "bench/report/emf.h"
 #include "bench/report/emf_report.h"
 #include "bench/telemetry/session.h"
+#include "bench/telemetry/telemetry_text.h"
 #include "tests/bench/telemetry/fake_gpus.h"
 
 namespace cnnbench::bench {
@@ -60,7 +62,7 @@ TEST(GpuTelemetry, SessionSamplesTheRunsGpusAndReportsThemAsTextAndEmf) {
   const telemetry::TelemetryReport report = session.report();
   ASSERT_TRUE(report.available()) << report.reason;
   ASSERT_EQ(report.gpus.size(), 2U);
-  const std::string text = joined(session.text_lines());
+  const std::string text = joined(telemetry::telemetry_lines(report)) + joined(session.notes());
   EXPECT_THAT(text, HasSubstr("GPU telemetry (NVML"));
   EXPECT_THAT(text, HasSubstr("GPU 2 (" + telemetry::fake::kCappedGpu.uuid + ")"));
   EXPECT_THAT(text, HasSubstr("  a note on other hosts\n"));
@@ -68,12 +70,15 @@ TEST(GpuTelemetry, SessionSamplesTheRunsGpusAndReportsThemAsTextAndEmf) {
   std::ostringstream out;
   EmfOptions options;
   options.context = {{"Host", "ip-10-0-1-23"}};
-  GpuTelemetryEmfReporter reporter(out, options, *session.sampler());
+  const telemetry::Sampler* sampler = session.sampler();
+  options.gpu_readings = [sampler] { return sampler->latest(); };
+  EmfReporter reporter(out, options);
   const RunInfo info = gpu_run(devices);
   reporter.header(info);
   reporter.step(info, StepStats{});
-  reporter.set_report(report);
-  reporter.summary(info, RunSummary{});
+  RunResult result{.info = info, .summary = RunSummary{}};
+  result.telemetry = report;
+  reporter.summary(result);
   EXPECT_EQ(reporter.failed_events(), 0);
 
   std::istringstream lines(out.str());
@@ -83,15 +88,16 @@ TEST(GpuTelemetry, SessionSamplesTheRunsGpusAndReportsThemAsTextAndEmf) {
     const json e = json::parse(line);
     EXPECT_EQ(e.at("Host"), "ip-10-0-1-23");
     EXPECT_EQ(e.at("NumGPUs"), "2");
-    events.push_back(e.at("Event").get<std::string>() + " " + e.at("GPU").get<std::string>());
+    // The run's own events carry no GPU dimension; each GPU's follow them.
+    events.push_back(e.at("Event").get<std::string>() + (e.contains("GPU") ? " " + e.at("GPU").get<std::string>() : ""));
   }
-  EXPECT_EQ(events, (std::vector<std::string>{"gpu 0", "gpu 2", "gpu_summary 0", "gpu_summary 2"}));
+  EXPECT_EQ(events, (std::vector<std::string>{"step", "gpu 0", "gpu 2", "summary", "gpu_summary 0", "gpu_summary 2"}));
 }
 
 TEST(GpuTelemetry, OffOnTheCpuWithZeroIntervalAndWithoutNvmlSayWhy) {
   const auto cpu = telemetry::make_telemetry_session(false, 1000, {});
   EXPECT_EQ(cpu->sampler(), nullptr);
-  EXPECT_THAT(joined(cpu->text_lines()), HasSubstr("GPU telemetry off: this run trains on the CPU"));
+  EXPECT_THAT(joined(telemetry::telemetry_lines(cpu->report())), HasSubstr("GPU telemetry off: this run trains on the CPU"));
   EXPECT_FALSE(cpu->report().available());
 
   const auto zero = telemetry::make_telemetry_session(true, 0, gpu_ids());
@@ -100,7 +106,7 @@ TEST(GpuTelemetry, OffOnTheCpuWithZeroIntervalAndWithoutNvmlSayWhy) {
 
   telemetry::TelemetrySession missing(gpu_ids(), 1000, {}, "/nonexistent/libnvidia-ml.so.1");
   EXPECT_FALSE(missing.report().available());
-  EXPECT_THAT(joined(missing.text_lines()), HasSubstr("GPU telemetry off"));
+  EXPECT_THAT(joined(telemetry::telemetry_lines(missing.report())), HasSubstr("GPU telemetry off"));
 }
 
 }  // namespace

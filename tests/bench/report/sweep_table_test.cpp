@@ -1,6 +1,6 @@
 // The scaling sweep's table and JSON (weak scaling, efficiency against the
 // first run or --baseline_images_per_sec).
-#include "bench/run/scaling_sweep.h"
+#include "bench/report/sweep_table.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
