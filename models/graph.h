@@ -169,6 +169,10 @@ struct Node {
   [[nodiscard]] OpKind op() const { return static_cast<OpKind>(attrs.index()); }
 };
 
+/// Whether a node holds trainable parameters (convolution, fully connected,
+/// batch norm).
+bool has_parameters(const Node& node);
+
 /// What a parameter tensor is to its node.
 enum class ParamRole { Weight, Bias, Scale, Shift };
 
