@@ -1,13 +1,15 @@
-// Linked instead of the oneDNN backend when CNNBENCH_ONEDNN is OFF.
+// Linked instead of the oneDNN CPU backend when CNNBENCH_ONEDNN is OFF.
 #include "kernels/backend.h"
 #include "kernels/error.h"
+#include "kernels/not_built.h"
+#include "kernels/onednn_version.h"
 
 namespace cnnbench::kernels {
 
 std::unique_ptr<Backend> make_cpu_backend() {
-  throw BackendUnavailable(
-      "the CPU backend is not built into this binary (configured with CNNBENCH_ONEDNN=OFF); "
-      "rebuild with -DCNNBENCH_ONEDNN=ON and oneDNN (libdnnl-dev) installed");
+  throw BackendUnavailable(not_built("the CPU backend is not built", BuildOption::OneDnn));
 }
+
+std::string onednn_version() { return ""; }
 
 }  // namespace cnnbench::kernels

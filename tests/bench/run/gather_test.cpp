@@ -12,20 +12,14 @@
 namespace cnnbench::bench {
 namespace {
 
-RankFigures gpu_rank(int rank, double images_per_sec) {
-  RankFigures r;
-  r.rank = rank;
-  r.host = "ip-10-0-1-23";
-  r.ordinal = rank;
-  r.devices = {"GPU-0000000" + std::to_string(rank)};
-  r.steps = 10;
-  r.images_per_sec = images_per_sec;
-  return r;
-}
-
 TEST(Gather, RankFiguresRoundTripEveryField) {
   testing::FakeCommunicator comm(3);  // every rank sends what this one sends
-  RankFigures mine = gpu_rank(0, 1234.5);
+  RankFigures mine;
+  mine.host = "ip-10-0-1-23";
+  mine.ordinal = 0;
+  mine.devices = {"GPU-00000000"};
+  mine.steps = 10;
+  mine.images_per_sec = 1234.5;
   mine.step_time_ms = {1, 2, 3, 4, 5, 6};
   const auto all = gather_rank_figures(comm, mine);
   ASSERT_EQ(all.size(), 3U);
@@ -44,7 +38,7 @@ TEST(Gather, DevicesRoundTripEveryField) {
   mine.name = "NVIDIA H100 80GB HBM3";
   mine.uuid = "GPU-5d5b";
   mine.pci_bus_id = "00000000:19:00.0";
-  mine.host_id = "3";
+  mine.host_id = "GPU-5d5b1c7e";
   mine.memory_bytes = int64_t{80} << 30;
   const std::vector<DeviceEntry> all = gather_devices(comm, mine);
   ASSERT_EQ(all.size(), 2U);
