@@ -39,6 +39,7 @@ int run_benchmark(const Config& config, std::ostream& out, std::ostream& err,
   site.environment = collect_environment(system_sources(), gpus, kernels::library_versions());
   site.environment.versions.onednn = kernels::onednn_version();
   site.environment.versions.mpi = mpi::mpi_library_version();
+  site.environment.versions.nccl = mpi::nccl_library_version();
   return run(resolve(config, std::move(site), program_start_s), stop, out, err);
 }
 

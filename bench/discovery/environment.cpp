@@ -123,7 +123,6 @@ Environment collect_environment(const EnvironmentSources& sources, const kernels
   }
   e.versions.cudnn = libraries.cudnn;
   e.versions.cublas = libraries.cublas;
-  e.versions.nccl = libraries.nccl;
   return e;
 }
 

@@ -37,7 +37,8 @@ struct Versions {
   std::string nvidia_driver;  ///< kernel module, "550.54.15" (/proc/driver/nvidia/version)
   std::string cuda_driver;    ///< newest CUDA the driver supports, "12.4"
   std::string cuda_runtime;   ///< CUDA runtime linked in, "13.0"
-  std::string cudnn, cublas, nccl;  ///< "major.minor.patch", from kernels::library_versions()
+  std::string cudnn, cublas;  ///< "major.minor.patch", from kernels::library_versions()
+  std::string nccl;           ///< filled by the caller from mpi/ when known
   std::string onednn;         ///< filled by the caller from the CPU backend when known
   std::string mpi;            ///< filled by the caller from mpi/ when known
 };

@@ -73,20 +73,25 @@ TEST(FlagTable, DefaultsParseWithTheFlagsOwnParser) {
 }
 
 TEST(Resolve, DeviceDefaultsFollowTheDevice) {
-  const RunPlan g = resolve(parse({}), site(true), 0);
-  EXPECT_EQ(g.batch, 64);
-  EXPECT_EQ(g.num_batches, 100);
-  EXPECT_EQ(g.num_warmup_batches, 10);
-  EXPECT_EQ(g.precision, kernels::Precision::Fp16);
-  EXPECT_EQ(g.image_size, 224);
-  EXPECT_EQ(g.log_format, LogFormat::Text);
-  const RunPlan c = resolve(parse({"--model=inception3"}), site(false, /*in_ecs=*/true), 0);
-  EXPECT_EQ(c.batch, 16);
-  EXPECT_EQ(c.num_batches, 20);
-  EXPECT_EQ(c.num_warmup_batches, 2);
-  EXPECT_EQ(c.precision, kernels::Precision::Fp32);
-  EXPECT_EQ(c.image_size, 299);
-  EXPECT_EQ(c.log_format, LogFormat::Both);
+  struct Expected {
+    const char* model;
+    bool gpu, in_ecs;
+    int batch, num_batches, num_warmup_batches;
+    kernels::Precision precision;
+    int image_size;
+    LogFormat log_format;
+  };
+  for (const Expected& e : {Expected{"resnet50", true, false, 64, 100, 10, kernels::Precision::Fp16, 224, LogFormat::Text},
+                            Expected{"inception3", false, true, 16, 20, 2, kernels::Precision::Fp32, 299, LogFormat::Both}}) {
+    SCOPED_TRACE(e.model);
+    const RunPlan p = resolve(parse({std::string("--model=") + e.model}), site(e.gpu, e.in_ecs), 0);
+    EXPECT_EQ(p.batch, e.batch);
+    EXPECT_EQ(p.num_batches, e.num_batches);
+    EXPECT_EQ(p.num_warmup_batches, e.num_warmup_batches);
+    EXPECT_EQ(p.precision, e.precision);
+    EXPECT_EQ(p.image_size, e.image_size);
+    EXPECT_EQ(p.log_format, e.log_format);
+  }
   // Given values win on either device.
   const RunPlan given = resolve(parse({"--batch_size=8", "--precision=bf16"}), site(false), 0);
   EXPECT_EQ(given.batch, 8);

@@ -16,6 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/bench/report/fake_run.h"
+
 namespace cnnbench::bench {
 namespace {
 
@@ -30,20 +32,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr int64_t kStartMs = 1'790'000'000'000;
 
 RunInfo gpu_run() {
-  RunInfo info;
-  info.model = "resnet50";
-  info.precision = "fp16 (dynamic loss scaling)";
-  info.device_kind = "gpu";
-  info.per_device_batch = 256;
-  info.global_batch = 1024;
-  info.world_size = 1;
-  for (int i = 0; i < 4; ++i) {
-    DeviceEntry d;
-    d.ordinal = i;
-    d.name = "NVIDIA H100 80GB HBM3";
-    info.devices.push_back(d);
-  }
-  return info;
+  return testing::fake_gpu_run({{0, ""}, {1, ""}, {2, ""}, {3, ""}}, 256, 1, "NVIDIA H100 80GB HBM3");
 }
 
 std::vector<StepStats> steps() {

@@ -13,6 +13,7 @@
 #include "bench/report/emf.h"
 #include "bench/report/emf_report.h"
 #include "bench/telemetry/sampler.h"
+#include "tests/bench/report/fake_run.h"
 #include "tests/bench/telemetry/fake_gpus.h"
 
 namespace cnnbench::bench::telemetry {
@@ -21,23 +22,7 @@ namespace {
 using namespace fake;
 using json = nlohmann::json;
 
-RunInfo four_gpu_run() {
-  RunInfo info;
-  info.model = "resnet50";
-  info.precision = "fp16 (dynamic loss scaling)";
-  info.device_kind = "gpu";
-  info.world_size = 1;
-  info.per_device_batch = 256;
-  info.global_batch = 1024;
-  for (const GpuId& id : {kBusyGpu, kMigGpu, kCappedGpu, kFlakyGpu}) {
-    DeviceEntry d;
-    d.ordinal = id.index;
-    d.uuid = id.uuid;
-    d.name = "Fake H100";
-    info.devices.push_back(d);
-  }
-  return info;
-}
+RunInfo four_gpu_run() { return bench::testing::fake_gpu_run({kBusyGpu, kMigGpu, kCappedGpu, kFlakyGpu}, 256); }
 
 /// Metric name -> unit of the event's (single) metric directive.
 std::map<std::string, std::string> metric_units(const json& event) {

@@ -14,6 +14,7 @@
 #include "bench/report/emf_report.h"
 #include "bench/telemetry/session.h"
 #include "bench/telemetry/telemetry_text.h"
+#include "tests/bench/report/fake_run.h"
 #include "tests/bench/telemetry/fake_gpus.h"
 
 namespace cnnbench::bench {
@@ -21,30 +22,6 @@ namespace {
 
 using ::testing::HasSubstr;
 using json = nlohmann::json;
-
-std::vector<DeviceEntry> fake_devices() {
-  std::vector<DeviceEntry> devices;
-  for (const auto& id : {telemetry::fake::kBusyGpu, telemetry::fake::kCappedGpu}) {
-    DeviceEntry d;
-    d.ordinal = id.index;
-    d.uuid = id.uuid;
-    d.name = "Fake H100";
-    devices.push_back(d);
-  }
-  return devices;
-}
-
-RunInfo gpu_run(const std::vector<DeviceEntry>& devices) {
-  RunInfo info;
-  info.model = "resnet50";
-  info.precision = "fp16 (dynamic loss scaling)";
-  info.device_kind = "gpu";
-  info.world_size = 2;
-  info.per_device_batch = 64;
-  info.global_batch = 128;
-  info.devices = devices;
-  return info;
-}
 
 std::vector<telemetry::GpuId> gpu_ids() { return {telemetry::fake::kBusyGpu, telemetry::fake::kCappedGpu}; }
 
@@ -55,7 +32,6 @@ std::string joined(const std::vector<std::string>& lines) {
 }
 
 TEST(GpuTelemetry, SessionSamplesTheRunsGpusAndReportsThemAsTextAndEmf) {
-  const auto devices = fake_devices();
   telemetry::TelemetrySession session(gpu_ids(), 50, {"  a note on other hosts"}, FAKE_NVML);
   ASSERT_NE(session.sampler(), nullptr);
   session.sampler()->sample_now();
@@ -73,7 +49,7 @@ TEST(GpuTelemetry, SessionSamplesTheRunsGpusAndReportsThemAsTextAndEmf) {
   const telemetry::Sampler* sampler = session.sampler();
   options.gpu_readings = [sampler] { return sampler->latest(); };
   EmfReporter reporter(out, options);
-  const RunInfo info = gpu_run(devices);
+  const RunInfo info = testing::fake_gpu_run(gpu_ids(), 64, 2);
   reporter.header(info);
   reporter.step(info, StepStats{});
   RunResult result{.info = info, .summary = RunSummary{}};
