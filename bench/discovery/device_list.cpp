@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <string_view>
 
+#include "bench/discovery/text.h"
+
 namespace cnnbench::bench {
 namespace {
 
@@ -28,22 +30,9 @@ constexpr int kMaxIndex = 4095;
 // "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx": where the dashes sit.
 constexpr size_t kUuidLength = 36;
 
-bool is_space(char ch) { return std::isspace(static_cast<unsigned char>(ch)) != 0; }
 bool is_digit(char ch) { return ch >= '0' && ch <= '9'; }
 bool is_hex(char ch) { return std::isxdigit(static_cast<unsigned char>(ch)) != 0; }
 bool is_dash_position(size_t i) { return i == 8 || i == 13 || i == 18 || i == 23; }
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-  return s;
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return out;
-}
 
 // Shows a value in a message: quoted, control and non-ASCII bytes escaped, long
 // values cut, so a corrupt environment cannot garble the terminal or the log.

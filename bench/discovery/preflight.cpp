@@ -11,6 +11,8 @@
 #include <map>
 #include <string_view>
 
+#include "bench/discovery/text.h"
+
 namespace cnnbench::bench::preflight {
 namespace {
 
@@ -25,18 +27,6 @@ std::string mib_text(uint64_t bytes) {
   return text;
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())) != 0) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())) != 0) s.remove_suffix(1);
-  return std::string(s);
-}
-
 /// A value shown in a message: quoted, cut, control bytes replaced.
 std::string quoted(std::string_view s) {
   std::string out = "'";
@@ -49,7 +39,7 @@ std::string quoted(std::string_view s) {
 }
 
 std::optional<int> as_int(const std::string& value) {
-  const std::string t = trim(value);
+  const std::string t(trim(value));
   int parsed = 0;
   const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), parsed);
   if (t.empty() || ec != std::errc() || end != t.data() + t.size()) return std::nullopt;
@@ -99,7 +89,7 @@ struct IfnameFilter {
     }
     while (!value.empty()) {
       const size_t comma = value.find(',');
-      const std::string name = trim(value.substr(0, comma));
+      const std::string name(trim(value.substr(0, comma)));
       if (!name.empty()) names.push_back(name);
       if (comma == std::string_view::npos) break;
       value.remove_prefix(comma + 1);
@@ -147,7 +137,7 @@ void check_p2p_level(const mpi::EnvLookup& env, std::vector<Finding>& out) {
   const auto value = env("NCCL_P2P_LEVEL");
   if (!value) return;
   static const char* const kLevels[] = {"LOC", "NVL", "PIX", "PXB", "PHB", "SYS"};
-  std::string upper = trim(*value);
+  std::string upper(trim(*value));
   for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   const bool named = std::any_of(std::begin(kLevels), std::end(kLevels),
                                  [&](const char* level) { return upper == level; });
@@ -287,7 +277,7 @@ std::optional<Finding> check_duplicate_gpus(const std::vector<std::string>& uuid
     std::vector<std::string> names;
     for (const size_t r : ranks) names.push_back(std::to_string(r));
     std::string text =
-        "ranks " + join(names, " and ") + " both use GPU " + trim(uuid_by_rank[ranks[0]]);
+        "ranks " + join(names, " and ") + " both use GPU " + std::string(trim(uuid_by_rank[ranks[0]]));
     if (ranks[0] < host_by_rank.size() && !host_by_rank[ranks[0]].empty()) {
       text += " on host " + host_by_rank[ranks[0]];
     }
