@@ -204,8 +204,9 @@ class Backend {
  public:
   virtual ~Backend() = default;
   [[nodiscard]] virtual std::string name() const = 0;  ///< "cpu" or "cuda"
-  /// `graph` need not have inferred shapes; the backend infers them for
-  /// options.batch and options.image_h × image_w on its own copy.
+  /// `graph` need not have inferred shapes; unless they are inferred for
+  /// options.batch and options.image_h × image_w already (Graph::shapes_inferred_for),
+  /// the backend infers them on its own copy.
   virtual std::unique_ptr<Executable> compile(const models::Graph& graph,
                                               const CompileOptions& options) = 0;
 };

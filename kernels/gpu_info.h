@@ -57,7 +57,6 @@ GpuEnumeration enumerate_gpus();
 struct LibraryVersions {
   std::string cudnn;   ///< cudnnGetVersion() of the loaded library
   std::string cublas;  ///< cublasGetProperty(MAJOR/MINOR/PATCH_LEVEL)
-  std::string nccl;    ///< ncclGetVersion()
 };
 
 /// Reads LibraryVersions. Needs no GPU. Throws nothing but std::bad_alloc.

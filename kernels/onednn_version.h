@@ -1,6 +1,6 @@
 // The oneDNN library behind the CPU backend, for the header's Versions line and
-// the result JSON. Implemented by kernels/onednn_version.cpp, or by
-// kernels/onednn_version_unavailable.cpp in a build without oneDNN.
+// the result JSON. Implemented by kernels/cpu/onednn_version.cpp, or by
+// kernels/cpu/onednn_unavailable.cpp in a build without oneDNN.
 #pragma once
 
 #include <string>

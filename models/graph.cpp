@@ -259,13 +259,13 @@ void append_params(NodeId id, const Node& node, const Shape& in, std::vector<Par
   }
 }
 
-bool has_params(const Node& node) {
+}  // namespace
+
+bool has_parameters(const Node& node) {
   return std::holds_alternative<ConvAttrs>(node.attrs) ||
          std::holds_alternative<FullyConnectedAttrs>(node.attrs) ||
          std::holds_alternative<BatchNormAttrs>(node.attrs);
 }
-
-}  // namespace
 
 const char* op_name(OpKind kind) {
   switch (kind) {
@@ -448,7 +448,7 @@ std::vector<ParamSlot> Graph::param_layout() const {
   std::vector<ParamSlot> slots;
   for (auto id = static_cast<NodeId>(nodes_.size()) - 1; id >= 0; --id) {
     const Node& node = nodes_[static_cast<size_t>(id)];
-    if (!has_params(node)) {
+    if (!has_parameters(node)) {
       continue;
     }
     const auto in_id = static_cast<size_t>(node.inputs.front());

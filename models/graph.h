@@ -169,6 +169,10 @@ struct Node {
   [[nodiscard]] OpKind op() const { return static_cast<OpKind>(attrs.index()); }
 };
 
+/// Whether a node holds trainable parameters (convolution, fully connected,
+/// batch norm).
+bool has_parameters(const Node& node);
+
 /// What a parameter tensor is to its node.
 enum class ParamRole { Weight, Bias, Scale, Shift };
 
@@ -233,6 +237,13 @@ class Graph {
   /// sizes) when any output would be empty or inputs disagree.
   void infer_shapes(int batch, int image_h, int image_w);
   [[nodiscard]] bool shapes_inferred() const { return inferred_; }
+  /// Whether the shapes are inferred for exactly these sizes, so that a caller
+  /// given an inferred graph (a backend compiling the run's model) need not
+  /// infer them again.
+  [[nodiscard]] bool shapes_inferred_for(int batch, int image_h, int image_w) const {
+    const Shape& in = nodes_.front().output;
+    return inferred_ && in.n == batch && in.h == image_h && in.w == image_w;
+  }
 
   /// The trainable parameters in backward order: the last layer's parameters
   /// first, so that a gradient bucket covering the start of the flat buffer is

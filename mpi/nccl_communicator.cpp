@@ -169,10 +169,12 @@ bool nccl_built() { return true; }
 
 std::string nccl_library_version() {
   int code = 0;
-  if (ncclGetVersion(&code) != ncclSuccess) return "";
-  // NCCL_VERSION(X, Y, Z) = X * 10000 + Y * 100 + Z since 2.9.
-  return std::to_string(code / 10000) + "." + std::to_string(code % 10000 / 100) + "." +
-         std::to_string(code % 100);
+  if (ncclGetVersion(&code) != ncclSuccess || code <= 0) return "";
+  // NCCL_VERSION(X, Y, Z) = X * 10000 + Y * 100 + Z since 2.9; X * 1000 + Y * 100 + Z before.
+  const bool wide = code >= 20900;
+  const int major = wide ? code / 10000 : code / 1000;
+  const int minor = wide ? code % 10000 / 100 : code % 1000 / 100;
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(code % 100);
 }
 
 }  // namespace cnnbench::mpi

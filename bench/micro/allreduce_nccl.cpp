@@ -1,5 +1,8 @@
 // The NCCL all-reduce transport: ncclAllReduce of float32 sums on device
-// buffers, as the trainer reduces its gradient buckets. Built with CNNBENCH_CUDA.
+// buffers, nccl-tests' measurement. Not the trainer's path, which reduces
+// gradient buckets through mpi::Communicator (ncclAvg, non-blocking init, a
+// communication stream ordered by events): this measures the transport alone.
+// Built with CNNBENCH_CUDA.
 //
 // Under mpirun: one GPU per rank (mpi::gpu_for_local_rank), the unique id
 // broadcast over the host communicator, ncclCommInitRank. Alone: every GPU the

@@ -1,15 +1,22 @@
-// Stand-in for the CUDA benchmark families in builds without CUDA
+// Stand-in for every CUDA part of cnnbench_micro (the layer and kernel
+// benchmark families, the NCCL all-reduce) in builds without CUDA
 // (CNNBENCH_CUDA=OFF): nothing is registered, and a note says why.
+#include <stdexcept>
+
+#include "bench/micro/allreduce.h"
 #include "bench/micro/registry.h"
+#include "kernels/not_built.h"
 
 namespace cnnbench::bench::micro {
 
 Registration register_cuda_benchmarks(const Options& /*options*/, FixtureSlot& /*slot*/) {
   Registration reg;
-  reg.notes.emplace_back(
-      "CUDA layer and kernel benchmarks: not built (this binary has no CUDA backend; configure "
-      "with -DCNNBENCH_CUDA=ON on a machine with the CUDA toolkit, cuDNN and NCCL)");
+  reg.notes.push_back(kernels::not_built("CUDA layer and kernel benchmarks: not built", kernels::BuildOption::Cuda));
   return reg;
+}
+
+std::unique_ptr<AllReduceTransport> make_nccl_transport(World& /*world*/) {
+  throw std::runtime_error(kernels::not_built("the NCCL all-reduce is not built", kernels::BuildOption::Cuda));
 }
 
 }  // namespace cnnbench::bench::micro

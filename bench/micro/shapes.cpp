@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "models/analysis.h"
 #include "models/zoo.h"
 
 namespace cnnbench::bench::micro {
@@ -16,17 +17,6 @@ void require_inferred(const models::Graph& graph) {
     throw std::logic_error("micro-benchmark problems of graph '" + graph.name() +
                            "' need inferred shapes (call infer_shapes first)");
   }
-}
-
-/// Node ids that read each node's output.
-std::vector<std::vector<models::NodeId>> consumers(const models::Graph& graph) {
-  std::vector<std::vector<models::NodeId>> out(graph.nodes().size());
-  for (size_t id = 0; id < graph.nodes().size(); ++id) {
-    for (const models::NodeId in : graph.nodes()[id].inputs) {
-      out[static_cast<size_t>(in)].push_back(static_cast<models::NodeId>(id));
-    }
-  }
-  return out;
 }
 
 bool is_relu(const models::Node& node) {
@@ -136,7 +126,7 @@ std::vector<ConvProblem> conv_problems(const models::Graph& graph) {
 
 std::vector<BatchNormProblem> batchnorm_problems(const models::Graph& graph) {
   require_inferred(graph);
-  const auto readers = consumers(graph);
+  const auto readers = models::consumers(graph);
   using Key = std::array<int64_t, 5>;
   Distinct<Key, BatchNormProblem> distinct;
   for (size_t id = 0; id < graph.nodes().size(); ++id) {

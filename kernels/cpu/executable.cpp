@@ -10,6 +10,7 @@
 #include "kernels/cpu/optimizer.h"
 #include "kernels/error.h"
 #include "kernels/init.h"
+#include "models/analysis.h"
 
 namespace cnnbench::kernels::cpu {
 namespace {
@@ -80,7 +81,9 @@ bool output_unused_by_backward(OpKind op) {
 CpuExecutable::CpuExecutable(const models::Graph& graph, const CompileOptions& options)
     : options_(options), graph_(graph) {
   validate(options);
-  graph_.infer_shapes(options.batch, options.image_h, options.image_w);
+  if (!graph_.shapes_inferred_for(options.batch, options.image_h, options.image_w)) {
+    graph_.infer_shapes(options.batch, options.image_h, options.image_w);
+  }
   const auto& nodes = graph_.nodes();
   const auto count = static_cast<NodeId>(nodes.size());
   const NodeId out = graph_.output();
@@ -106,67 +109,37 @@ CpuExecutable::CpuExecutable(const models::Graph& graph, const CompileOptions& o
     momentum_ = HostArray<float>(param_count, "momentum");
   }
   std::vector<ParamPointers> param_ptrs(nodes.size());
-  std::vector<bool> has_params(nodes.size(), false);
   for (const auto& s : layout) {
     auto& p = param_ptrs[static_cast<size_t>(s.node)];
     const bool first = s.role == models::ParamRole::Weight || s.role == models::ParamRole::Scale;
     (first ? p.weight : p.bias) = params_.data() + s.offset;
     if (training) (first ? p.weight_grad : p.bias_grad) = grads_.data() + s.offset;
-    has_params[static_cast<size_t>(s.node)] = true;
     if (param_groups_.empty() || param_groups_.back().node != s.node) {
       param_groups_.push_back({s.node, s.offset, 0});
     }
     param_groups_.back().count += s.count;
   }
 
-  // Which nodes need a backward pass: those with parameters at or before them
-  // whose output reaches the loss.
-  std::vector<std::vector<NodeId>> consumers(nodes.size());
-  std::vector<bool> upstream(nodes.size(), false), reaches(nodes.size(), false);
-  for (NodeId i = 0; i < count; ++i) {
-    const auto& node = nodes[static_cast<size_t>(i)];
-    upstream[static_cast<size_t>(i)] = has_params[static_cast<size_t>(i)];
-    for (NodeId j : node.inputs) {
-      consumers[static_cast<size_t>(j)].push_back(i);
-      if (upstream[static_cast<size_t>(j)]) upstream[static_cast<size_t>(i)] = true;
-    }
-  }
-  for (NodeId i = count - 1; i >= 0; --i) {
-    bool r = i == out;
-    for (NodeId c : consumers[static_cast<size_t>(i)]) r = r || reaches[static_cast<size_t>(c)];
-    reaches[static_cast<size_t>(i)] = r;
-  }
-  runs_backward_.assign(nodes.size(), false);
-  std::vector<bool> needs_grad(nodes.size(), false);  // a gradient of the output is computed
-  for (NodeId i = 1; i < count; ++i) {
-    const auto k = static_cast<size_t>(i);
-    runs_backward_[k] = training && upstream[k] && reaches[k];
-    needs_grad[k] = runs_backward_[k] && i != out;
-  }
-
-  // Values: views and in-place activations share their input's buffer.
-  std::vector<NodeId> value_owner(nodes.size());
-  grad_parent_.assign(nodes.size(), -1);
-  for (NodeId i = 0; i < count; ++i) {
-    const auto& node = nodes[static_cast<size_t>(i)];
-    value_owner[static_cast<size_t>(i)] = i;
-    if (i == 0) continue;
-    const NodeId j = node.inputs[0];
-    const auto& in = nodes[static_cast<size_t>(j)];
-    if (node.op() == OpKind::Flatten && FlattenLayer::is_view(in.output, options.format)) {
-      value_owner[static_cast<size_t>(i)] = value_owner[static_cast<size_t>(j)];
-      grad_parent_[static_cast<size_t>(i)] = j;
-    } else if (node.op() == OpKind::Activation && consumers[static_cast<size_t>(j)].size() == 1 &&
-               value_owner[static_cast<size_t>(j)] == j && output_unused_by_backward(in.op())) {
-      value_owner[static_cast<size_t>(i)] = j;
-    }
-  }
+  // What runs backward, where values live and how gradients share buffers
+  // (models/analysis.h); the rules below are this backend's.
+  const models::Consumers consumers = models::consumers(graph_);
+  runs_backward_ = training ? models::backward_set(graph_, consumers) : std::vector<bool>(nodes.size(), false);
+  const auto is_view = [&](NodeId i) {
+    const auto& n = nodes[static_cast<size_t>(i)];
+    return n.op() == OpKind::Flatten &&
+           FlattenLayer::is_view(nodes[static_cast<size_t>(n.inputs[0])].output, options.format);
+  };
+  models::AliasRules alias;
+  alias.is_view = is_view;
+  alias.not_stored = [out](NodeId i) { return i == out; };
+  alias.output_free_after_use = [&](NodeId j) { return output_unused_by_backward(nodes[static_cast<size_t>(j)].op()); };
+  const std::vector<NodeId> value_owner = models::value_owners(graph_, consumers, alias);
   tensors_.value.assign(nodes.size(), nullptr);
   tensors_.grad.assign(nodes.size(), nullptr);
   int64_t activation_bytes = 0;
   for (NodeId i = 1; i < count; ++i) {
     const auto k = static_cast<size_t>(i);
-    if (i == out) continue;
+    if (value_owner[k] < 0) continue;  // the loss
     if (value_owner[k] == i) {
       value_buffers_.emplace_back(nodes[k].output.elements(), "activations of " + nodes[k].name);
       activation_bytes += value_buffers_.back().bytes();
@@ -178,99 +151,34 @@ CpuExecutable::CpuExecutable(const models::Graph& graph, const CompileOptions& o
     }
   }
 
-  // Gradients of activations. A gradient is written first by the backward of its
-  // last consumer and read last by the backward of its producer; tensors whose
-  // [first write, last read] intervals do not overlap share a buffer (best fit).
-  grad_owner_.assign(nodes.size(), -1);
+  // Gradients of activations: one unit of backward per node.
   if (training) {
-    // An input read only by one add has exactly the add's output gradient: it
-    // shares the add's gradient tensor instead of receiving a copy.
+    models::GradientRules rules;
+    rules.is_view = is_view;
+    // Every member of a gradient tensor has the owner's shape (views keep the
+    // element count, add inputs the add's shape).
+    rules.size = [&](NodeId t) { return nodes[static_cast<size_t>(t)].output.elements(); };
     for (NodeId i = 1; i < count; ++i) {
-      const auto& node = nodes[static_cast<size_t>(i)];
-      if (node.op() != OpKind::Add || !needs_grad[static_cast<size_t>(i)]) continue;
-      for (NodeId j : node.inputs) {
-        const auto k = static_cast<size_t>(j);
-        if (j != 0 && consumers[k].size() == 1 && grad_parent_[k] < 0 && needs_grad[k]) {
-          grad_parent_[k] = i;
-        }
-      }
+      if (runs_backward_[static_cast<size_t>(i)]) rules.units.push_back({i, nodes[static_cast<size_t>(i)].inputs});
     }
-    const auto find_owner = [&](NodeId x) {
-      while (grad_parent_[static_cast<size_t>(x)] >= 0) x = grad_parent_[static_cast<size_t>(x)];
-      return x;
-    };
-    for (NodeId i = 1; i < count; ++i) {
-      if (needs_grad[static_cast<size_t>(i)]) grad_owner_[static_cast<size_t>(i)] = find_owner(i);
-    }
-    // Per gradient tensor (owner): the backward that writes it first (the highest
-    // writing consumer) and the one that reads it last (the lowest member: its
-    // producer reads it; views read nothing but are never the lowest).
-    std::vector<NodeId> last_consumer(nodes.size(), -1);
-    std::vector<NodeId> last_reader(nodes.size(), count);
-    for (NodeId i = 1; i < count; ++i) {
-      const auto k = static_cast<size_t>(i);
-      if (grad_owner_[k] >= 0) {
-        auto& lr = last_reader[static_cast<size_t>(grad_owner_[k])];
-        lr = std::min(lr, i);
-      }
-      if (!runs_backward_[k]) continue;
-      for (NodeId j : nodes[k].inputs) {
-        if (shares_gradient(j, i)) continue;
-        const NodeId owner = grad_owner_[static_cast<size_t>(j)];
-        if (owner >= 0) {
-          auto& lc = last_consumer[static_cast<size_t>(owner)];
-          lc = std::max(lc, i);
-        }
-      }
-    }
-    struct Buffer {
-      int64_t elements;
-      NodeId last_reader;  ///< backward runs in descending node id
-    };
-    std::vector<Buffer> buffers;
-    std::vector<int> buffer_of(nodes.size(), -1);
-    std::vector<NodeId> owners;
-    for (NodeId i = 1; i < count; ++i) {
-      if (grad_owner_[static_cast<size_t>(i)] == i) owners.push_back(i);
-    }
-    std::stable_sort(owners.begin(), owners.end(), [&](NodeId a, NodeId b) {
-      return last_consumer[static_cast<size_t>(a)] > last_consumer[static_cast<size_t>(b)];
-    });
-    for (NodeId t : owners) {
-      // Every member of a gradient group has the owner's shape (views keep the
-      // element count, add inputs the add's shape).
-      const int64_t need = nodes[static_cast<size_t>(t)].output.elements();
-      const NodeId first_writer = last_consumer[static_cast<size_t>(t)];
-      int best = -1;
-      for (size_t b = 0; b < buffers.size(); ++b) {
-        // Free once its last reader ran, strictly before this tensor's first writer.
-        if (buffers[b].last_reader > first_writer && buffers[b].elements >= need &&
-            (best < 0 || buffers[b].elements < buffers[static_cast<size_t>(best)].elements)) {
-          best = static_cast<int>(b);
-        }
-      }
-      if (best < 0) {
-        buffers.push_back({need, count});
-        best = static_cast<int>(buffers.size()) - 1;
-      }
-      buffers[static_cast<size_t>(best)].last_reader = last_reader[static_cast<size_t>(t)];
-      buffer_of[static_cast<size_t>(t)] = best;
-    }
-    for (size_t b = 0; b < buffers.size(); ++b) {
-      grad_buffers_.emplace_back(buffers[b].elements,
+    gradients_ = models::plan_gradients(graph_, consumers, runs_backward_, rules);
+    for (size_t b = 0; b < gradients_.buffer_sizes.size(); ++b) {
+      grad_buffers_.emplace_back(gradients_.buffer_sizes[b],
                                  "activation gradients (buffer " + std::to_string(b) + ")");
       activation_bytes += grad_buffers_.back().bytes();
     }
     int64_t largest = 0;
     for (NodeId i = 1; i < count; ++i) {
       const auto k = static_cast<size_t>(i);
-      if (grad_owner_[k] < 0) continue;
-      const int b = buffer_of[static_cast<size_t>(grad_owner_[k])];
-      tensors_.grad[k] = grad_buffers_[static_cast<size_t>(b)].data();
+      const NodeId owner = gradients_.owner[k];
+      if (owner < 0 || gradients_.buffer_of[static_cast<size_t>(owner)] < 0) continue;
+      tensors_.grad[k] = grad_buffers_[static_cast<size_t>(gradients_.buffer_of[static_cast<size_t>(owner)])].data();
       largest = std::max(largest, nodes[k].output.elements());
     }
     scratch_ = HostArray<float>(largest, "gradient accumulation scratch");
     written_.assign(nodes.size(), 0);
+  } else {
+    gradients_.owner.assign(nodes.size(), -1);
   }
 
   // The layers.
@@ -320,11 +228,6 @@ CpuExecutable::CpuExecutable(const models::Graph& graph, const CompileOptions& o
 }
 
 CpuExecutable::~CpuExecutable() = default;
-
-bool CpuExecutable::shares_gradient(models::NodeId input, models::NodeId consumer) const {
-  return grad_parent_[static_cast<size_t>(input)] == consumer ||
-         grad_parent_[static_cast<size_t>(consumer)] == input;
-}
 
 Batch CpuExecutable::synthetic_batch(uint64_t seed) {
   const ThreadScope threads(options_.num_threads);
@@ -394,8 +297,8 @@ void CpuExecutable::train_step(const Batch& batch, const GradReadyFn& on_grad_re
     const auto& inputs = nodes[k].inputs;
     for (size_t in = 0; in < inputs.size(); ++in) {
       const auto j = static_cast<size_t>(inputs[in]);
-      const NodeId owner = grad_owner_[j];
-      if (owner < 0 || shares_gradient(inputs[in], i)) {
+      const NodeId owner = gradients_.owner[j];
+      if (owner < 0 || gradients_.shares_gradient(inputs[in], i)) {
         outs[in] = {};
         continue;
       }

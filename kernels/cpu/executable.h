@@ -11,6 +11,7 @@
 #include "kernels/cpu/context.h"
 #include "kernels/cpu/host_array.h"
 #include "kernels/cpu/node_steps.h"
+#include "models/analysis.h"
 #include "models/graph.h"
 
 namespace cnnbench::kernels::cpu {
@@ -69,9 +70,6 @@ class CpuExecutable final : public Executable {
   };
 
   void check_batch(const Batch& batch) const;
-  /// True when `consumer`'s backward writes nothing for `input` because they
-  /// share one gradient tensor (a view and its input, an add and an input only it reads).
-  [[nodiscard]] bool shares_gradient(models::NodeId input, models::NodeId consumer) const;
   void run_forward(const Batch& batch, bool training);
 
   CompileOptions options_;
@@ -91,12 +89,9 @@ class CpuExecutable final : public Executable {
 
   std::vector<std::unique_ptr<NodeStep>> steps_;  ///< per node; null for Input
   std::vector<bool> runs_backward_;               ///< per node
-  /// Per node: the node whose gradient tensor it shares, −1 when it has its own:
-  /// a view shares its input's, an input read only by an add shares the add's.
-  std::vector<models::NodeId> grad_parent_;
-  /// Per node: the node owning the gradient tensor it uses (following
-  /// grad_parent_); −1 when no gradient of its output is computed.
-  std::vector<models::NodeId> grad_owner_;
+  /// Which tensor each node's gradient lives in (a view and its input, an add
+  /// and an input only it reads share one) and which buffer holds it.
+  models::GradientPlan gradients_;
   std::vector<std::vector<GradOut>> input_grads_;  ///< per node, refilled every step
   std::vector<uint8_t> written_;                   ///< per gradient owner: holds a value this step
   std::vector<ParamGroup> param_groups_;           ///< in buffer order

@@ -1,4 +1,7 @@
 // BatchNorm2d (+ residual add + ReLU): see batchnorm.cuh for semantics.
+// Longer than most files on purpose: one file per layer family (STYLE.md,
+// habit 1), so forward, backward, the fused add/ReLU epilogues and both layouts
+// of the one layer stay side by side.
 //
 // Scratch layout (fp32), for M = N·H·W and P = max_partials(M):
 //   coef    [3][C]   backward: a = gamma·invstd, b = dbeta/M, k = dgamma·invstd/M

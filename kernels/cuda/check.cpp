@@ -4,7 +4,6 @@
 #include <cublas_api.h>
 #include <cuda_runtime.h>
 #include <cudnn.h>
-#include <nccl.h>
 #include <unistd.h>
 
 #include <array>
@@ -53,11 +52,6 @@ void throw_cublas_failure(int status, const char* call, const char* file, int li
       file, line);
   if (st == CUBLAS_STATUS_ALLOC_FAILED) throw OutOfMemoryError(what, call, 0);
   throw BackendError(what);
-}
-
-void throw_nccl_failure(int status, const char* call, const char* file, int line) {
-  const auto st = static_cast<ncclResult_t>(status);
-  throw BackendError(format_failure("NCCL", ncclGetErrorString(st), call, file, line));
 }
 
 }  // namespace cnnbench::kernels::cuda

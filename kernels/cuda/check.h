@@ -1,4 +1,4 @@
-// Error checks for CUDA, cuDNN, cuBLAS/cuBLASLt and NCCL calls. Each macro
+// Error checks for CUDA, cuDNN and cuBLAS/cuBLASLt calls (NCCL's are mpi/'s). Each macro
 // evaluates the call once and, on failure, throws kernels::BackendError whose
 // message holds the call as text, file:line, the library's own error name and
 // message, and the host name, so that every rank fails with a readable line
@@ -19,7 +19,6 @@ std::string format_failure(const char* library, const std::string& name_and_mess
 [[noreturn]] void throw_cuda_failure(int status, const char* call, const char* file, int line);
 [[noreturn]] void throw_cudnn_failure(int status, const char* call, const char* file, int line);
 [[noreturn]] void throw_cublas_failure(int status, const char* call, const char* file, int line);
-[[noreturn]] void throw_nccl_failure(int status, const char* call, const char* file, int line);
 
 }  // namespace cnnbench::kernels::cuda
 
@@ -45,14 +44,6 @@ std::string format_failure(const char* library, const std::string& name_and_mess
     if (static_cast<int>(cnnbench_status_) != 0)                                                 \
       ::cnnbench::kernels::cuda::throw_cublas_failure(static_cast<int>(cnnbench_status_), #call, \
                                                       __FILE__, __LINE__);                       \
-  } while (0)
-
-#define CNNBENCH_CHECK_NCCL(call)                                                              \
-  do {                                                                                         \
-    const auto cnnbench_status_ = (call);                                                      \
-    if (static_cast<int>(cnnbench_status_) != 0)                                               \
-      ::cnnbench::kernels::cuda::throw_nccl_failure(static_cast<int>(cnnbench_status_), #call, \
-                                                    __FILE__, __LINE__);                       \
   } while (0)
 
 /// After a kernel launch: checks the launch itself (not its completion).

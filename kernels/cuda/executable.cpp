@@ -21,6 +21,7 @@
 #include "kernels/cuda/step_events.h"
 #include "kernels/error.h"
 #include "kernels/init.h"
+#include "models/analysis.h"
 
 namespace cnnbench::kernels::cuda {
 namespace {
@@ -107,11 +108,6 @@ void validate(const CompileOptions& o) {
           ".x; valid there: fp32, fp16");
     }
   }
-}
-
-bool has_params(const Node& n) {
-  return n.op() == OpKind::Conv2d || n.op() == OpKind::FullyConnected ||
-         n.op() == OpKind::BatchNorm;
 }
 
 bool is_relu(const Node& n) {
@@ -208,11 +204,6 @@ struct ParamRoute {
   ParamCopyEntry entry;  ///< dims and layout (pointers filled after allocation)
 };
 
-struct GradBufferPlan {
-  int64_t bytes = 0;
-  NodeId last_reader = 0;  ///< backward visits step outputs in descending id
-};
-
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -220,17 +211,14 @@ struct GradBufferPlan {
 // ---------------------------------------------------------------------------
 
 struct CudaExecutable::Plan {
-  std::vector<std::vector<NodeId>> consumers;
+  models::Consumers consumers;
   bool pad_input = false;
   std::vector<bool> view;           ///< per node: a flatten that is a view
   std::vector<StepPlan> steps;      ///< forward order
   std::vector<int> step_of_output;  ///< per node: the step whose output it is, or −1
-  std::vector<bool> upstream, reaches;
+  std::vector<bool> backward;       ///< per node: runs a backward pass when training
   std::vector<NodeId> value_owner;  ///< per node: whose buffer holds its output (−1: none)
-  std::vector<NodeId> grad_owner;   ///< per node: whose gradient buffer it uses (−1: none)
-  std::vector<NodeId> last_consumer;
-  std::vector<GradBufferPlan> grad_buffers;
-  std::vector<int> buffer_of;  ///< per gradient owner: index into grad_buffers
+  models::GradientPlan gradients;   ///< gradient tensors and their buffers (bytes)
   int64_t grad_scratch_bytes = 0;
   std::vector<ParamSlot> layout;
   std::vector<ParamRoute> routes;  ///< per slot
@@ -239,9 +227,7 @@ struct CudaExecutable::Plan {
   int64_t value_bytes = 0, grad_buffer_bytes = 0, argmax_bytes = 0, fc_flat_bytes = 0;
   int64_t bn_scratch_bytes = 0, input_bytes = 0;
 
-  [[nodiscard]] bool runs_backward(NodeId i, bool training) const {
-    return training && i > 0 && upstream[at(i)] && reaches[at(i)];
-  }
+  [[nodiscard]] bool runs_backward(NodeId i, bool training) const { return training && backward[at(i)]; }
   /// Bytes that grow with the batch: activations, their gradients, scratch,
   /// max-pool argmax, FC flatten buffers, the images.
   [[nodiscard]] int64_t per_batch_bytes() const {
@@ -264,10 +250,7 @@ void CudaExecutable::make_plan(Plan& p) {
   const int64_t esize = dtype_size(dtype_);
 
   // ---- structure: consumers, input padding, steps and fusions ----------------
-  p.consumers.assign(nodes.size(), {});
-  for (NodeId i = 1; i < count; ++i) {
-    for (const NodeId j : nodes[at(i)].inputs) p.consumers[at(j)].push_back(i);
-  }
+  p.consumers = models::consumers(graph_);
   const int pad_to = padded_input_channels(dtype_);
   p.pad_input = options_.format == DataFormat::NHWC && image_channels_ < pad_to &&
                 !p.consumers[0].empty();
@@ -281,25 +264,12 @@ void CudaExecutable::make_plan(Plan& p) {
   for (size_t s = 0; s < p.steps.size(); ++s)
     p.step_of_output[at(p.steps[s].output())] = static_cast<int>(s);
 
-  // Which nodes need a backward pass: those with parameters at or before them
-  // whose output reaches the loss.
-  p.upstream.assign(nodes.size(), false);
-  p.reaches.assign(nodes.size(), false);
-  for (NodeId i = 0; i < count; ++i) {
-    bool u = has_params(nodes[at(i)]);
-    for (const NodeId j : nodes[at(i)].inputs) u = u || p.upstream[at(j)];
-    p.upstream[at(i)] = u;
-  }
-  for (NodeId i = count - 1; i >= 0; --i) {
-    bool r = i == out;
-    for (const NodeId c : p.consumers[at(i)]) r = r || p.reaches[at(c)];
-    p.reaches[at(i)] = r;
-  }
+  // ---- what runs backward, where values live, how activation gradients share
+  // buffers (models/analysis.h), with this backend's rules: views share their
+  // input's buffer; a fused member or the loss stores nothing; a ReLU/ReLU6
+  // overwrites an input that its producer's backward does not read ----------
+  p.backward = models::backward_set(graph_, p.consumers);
   for (StepPlan& s : p.steps) s.runs_backward = p.runs_backward(s.output(), training);
-
-  // ---- values: views share their input's buffer; a ReLU/ReLU6 whose input has
-  // no other use, is not a view and is not read by its producer's backward
-  // overwrites it -------------------------------------------------------------
   const auto producer_reads_output = [&](NodeId j) {
     const int s = p.step_of_output[at(j)];
     if (s < 0) return true;  // the images
@@ -307,72 +277,23 @@ void CudaExecutable::make_plan(Plan& p) {
     if (producer.members.size() > 1) return producer.fusion.relu >= 0;
     return nodes[at(j)].op() == OpKind::Activation;
   };
-  p.value_owner.assign(nodes.size(), -1);
-  p.value_owner[0] = 0;
-  for (NodeId i = 1; i < count; ++i) {
-    const Node& n = nodes[at(i)];
-    const int s = p.step_of_output[at(i)];
-    if (p.view[at(i)]) {
-      p.value_owner[at(i)] = p.value_owner[at(n.inputs[0])];
-    } else if (s < 0 || i == out) {
-      p.value_owner[at(i)] = -1;  // a fused member, or the loss
-    } else if (p.steps[static_cast<size_t>(s)].members.size() == 1 &&
-               n.op() == OpKind::Activation && n.inputs[0] != 0 &&
-               p.consumers[at(n.inputs[0])].size() == 1 &&
-               p.value_owner[at(n.inputs[0])] == n.inputs[0] &&
-               !producer_reads_output(n.inputs[0])) {
-      p.value_owner[at(i)] = n.inputs[0];
-    } else {
-      p.value_owner[at(i)] = i;
-    }
-  }
+  models::AliasRules alias;
+  alias.is_view = [&](NodeId i) { return static_cast<bool>(p.view[at(i)]); };
+  alias.not_stored = [&](NodeId i) { return p.step_of_output[at(i)] < 0 || i == out; };
+  alias.output_free_after_use = [&](NodeId j) { return !producer_reads_output(j); };
+  p.value_owner = models::value_owners(graph_, p.consumers, alias);
 
-  // ---- activation gradients: owners (views share their input's), then
-  // buffers shared between tensors whose [first write, last read] intervals in
-  // the backward pass do not overlap (best fit, as the CPU executable) --------
-  p.grad_owner.assign(nodes.size(), -1);
-  for (NodeId i = 1; i < count; ++i) {
-    const bool has_tensor = (p.view[at(i)] || p.step_of_output[at(i)] >= 0) && i != out;
-    if (!has_tensor || !p.runs_backward(i, training)) continue;
-    p.grad_owner[at(i)] = p.view[at(i)] ? p.grad_owner[at(nodes[at(i)].inputs[0])] : i;
-  }
-  p.last_consumer.assign(nodes.size(), -1);  // the first writer in backward order
-  for (const StepPlan& s : p.steps) {
-    if (!s.runs_backward) continue;
-    for (const NodeId j : s.inputs) {
-      const NodeId owner = p.grad_owner[at(j)];
-      if (owner >= 0) p.last_consumer[at(owner)] = std::max(p.last_consumer[at(owner)], s.output());
+  models::GradientRules rules;
+  rules.has_tensor = [&](NodeId i) { return p.view[at(i)] || p.step_of_output[at(i)] >= 0; };
+  rules.is_view = alias.is_view;
+  rules.size = [&](NodeId t) { return align_up(nodes[at(t)].output.elements() * esize); };
+  if (training) {
+    for (const StepPlan& s : p.steps) {
+      if (s.runs_backward) rules.units.push_back({s.output(), s.inputs});
     }
   }
-  p.buffer_of.assign(nodes.size(), -1);
-  {
-    std::vector<NodeId> owners;
-    for (NodeId i = 1; i < count; ++i) {
-      if (p.grad_owner[at(i)] == i && p.last_consumer[at(i)] >= 0) owners.push_back(i);
-    }
-    std::stable_sort(owners.begin(), owners.end(), [&](NodeId a, NodeId b) {
-      return p.last_consumer[at(a)] > p.last_consumer[at(b)];
-    });
-    for (const NodeId t : owners) {
-      const int64_t need = align_up(nodes[at(t)].output.elements() * esize);
-      const NodeId first_writer = p.last_consumer[at(t)];
-      int best = -1;
-      for (size_t b = 0; b < p.grad_buffers.size(); ++b) {
-        // Free once its last reader ran, strictly before this tensor's first writer.
-        if (p.grad_buffers[b].last_reader > first_writer && p.grad_buffers[b].bytes >= need &&
-            (best < 0 ||
-             p.grad_buffers[b].bytes < p.grad_buffers[static_cast<size_t>(best)].bytes)) {
-          best = static_cast<int>(b);
-        }
-      }
-      if (best < 0) {
-        p.grad_buffers.push_back({need, t});
-        best = static_cast<int>(p.grad_buffers.size()) - 1;
-      }
-      p.grad_buffers[static_cast<size_t>(best)].last_reader = t;
-      p.buffer_of[at(t)] = best;
-    }
-  }
+  p.gradients = models::plan_gradients(graph_, p.consumers, training ? p.backward : std::vector<bool>(nodes.size()),
+                                       rules);
 
   // ---- static backward plan: visiting steps in reverse, the first gradient
   // written into a tensor overwrites, later ones add; scratch regions where an
@@ -391,7 +312,10 @@ void CudaExecutable::make_plan(Plan& p) {
                                options_.format == DataFormat::NHWC && int64_t{in0.h} * in0.w > 1;
       int64_t offset = 0;
       for (size_t k = 0; k < s.inputs.size(); ++k) {
-        const NodeId owner = p.grad_owner[at(s.inputs[k])];
+        // An input sharing the step's own gradient (an Add's sole-use input) needs no write.
+        const NodeId owner = p.gradients.shares_gradient(s.inputs[k], s.output())
+                                 ? -1
+                                 : p.gradients.owner[at(s.inputs[k])];
         if (owner >= 0) {
           s.input_owner[k] = owner;
           s.input_accumulate[k] = written[at(owner)] != 0;
@@ -474,7 +398,7 @@ void CudaExecutable::make_plan(Plan& p) {
       p.fc_flat_bytes += align_up(in.elements() * esize) * (p.runs_backward(i, training) ? 2 : 1);
     }
   }
-  for (const auto& b : p.grad_buffers) p.grad_buffer_bytes += b.bytes;
+  for (const int64_t b : p.gradients.buffer_sizes) p.grad_buffer_bytes += b;
   p.input_bytes = align_up(int64_t{options_.batch} * stored_channels_ * options_.image_h *
                            options_.image_w * esize);
 }
@@ -656,14 +580,14 @@ void CudaExecutable::allocate_activations(const Plan& plan) {
     if (owner > 0 && owner != i) tensors_.value[at(i)] = tensors_.value[at(owner)];
     if (owner == 0) input_aliases_.push_back(i);
   }
-  for (size_t b = 0; b < plan.grad_buffers.size(); ++b) {
-    grad_buffers_.emplace_back(plan.grad_buffers[b].bytes,
-                               "activation gradients (buffer " + std::to_string(b) + ")");
+  const models::GradientPlan& g = plan.gradients;
+  for (size_t b = 0; b < g.buffer_sizes.size(); ++b) {
+    grad_buffers_.emplace_back(g.buffer_sizes[b], "activation gradients (buffer " + std::to_string(b) + ")");
   }
   for (NodeId i = 1; i < count; ++i) {
-    const NodeId owner = plan.grad_owner[at(i)];
-    if (owner >= 0 && plan.buffer_of[at(owner)] >= 0) {
-      tensors_.grad[at(i)] = grad_buffers_[static_cast<size_t>(plan.buffer_of[at(owner)])].get();
+    const NodeId owner = g.owner[at(i)];
+    if (owner >= 0 && g.buffer_of[at(owner)] >= 0) {
+      tensors_.grad[at(i)] = grad_buffers_[static_cast<size_t>(g.buffer_of[at(owner)])].get();
     }
   }
   grad_scratch_ = DeviceBuffer(plan.grad_scratch_bytes, "gradient accumulation scratch");
@@ -758,7 +682,9 @@ CudaExecutable::CudaExecutable(const models::Graph& graph, const CompileOptions&
     : options_(options), graph_(graph) {
   validate(options);
   const ScopedDevice current(options.device);
-  graph_.infer_shapes(options.batch, options.image_h, options.image_w);
+  if (!graph_.shapes_inferred_for(options.batch, options.image_h, options.image_w)) {
+    graph_.infer_shapes(options.batch, options.image_h, options.image_w);
+  }
   const auto& nodes = graph_.nodes();
   const NodeId out = graph_.output();
   if (nodes[at(out)].op() != OpKind::SoftmaxCrossEntropy) {

@@ -7,7 +7,6 @@
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
 #include <library_types.h>
-#include <nccl.h>
 
 #include <array>
 #include <cstdio>
@@ -98,13 +97,6 @@ LibraryVersions library_versions() {
       cublasGetProperty(MINOR_VERSION, &minor) == CUBLAS_STATUS_SUCCESS &&
       cublasGetProperty(PATCH_LEVEL, &patch) == CUBLAS_STATUS_SUCCESS) {
     versions.cublas = dotted(major, minor, patch);
-  }
-
-  // NCCL >= 2.9 encodes major*10000 + minor*100 + patch; older, major*1000 + minor*100 + patch.
-  int nccl = 0;
-  if (ncclGetVersion(&nccl) == ncclSuccess && nccl > 0) {
-    versions.nccl = nccl >= 20900 ? dotted(nccl / 10000, (nccl % 10000) / 100, nccl % 100)
-                                  : dotted(nccl / 1000, (nccl % 1000) / 100, nccl % 100);
   }
   return versions;
 }

@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "bench/emf.h"
+#include "bench/report/emf.h"
 #include "kernels/gpu_info.h"
 
 #ifndef CNNBENCH_TEST_PYTHON
@@ -150,9 +150,9 @@ class EndToEnd : public ::testing::Test {
   /// Exit status of validate_json_schema.py for the result document (77: jsonschema missing).
   int validate(const fs::path& document, std::string& output) const {
     const std::string command = std::string("'") + CNNBENCH_TEST_PYTHON + "' '" + CNNBENCH_SOURCE_DIR +
-                                "/tests/bench/validate_json_schema.py' --ref '" + CNNBENCH_SOURCE_DIR +
+                                "/tests/bench/report/validate_json_schema.py' --ref '" + CNNBENCH_SOURCE_DIR +
                                 "/bench/telemetry/telemetry.schema.json' '" + CNNBENCH_SOURCE_DIR +
-                                "/bench/schema/result.schema.json' '" + document.string() + "' 2>&1";
+                                "/bench/report/schema/result.schema.json' '" + document.string() + "' 2>&1";
     FILE* pipe = ::popen(command.c_str(), "r");
     if (pipe == nullptr) return -1;
     char buffer[4096];

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "bench/device_list.h"
+#include "bench/discovery/device_list.h"
 
 namespace {
 

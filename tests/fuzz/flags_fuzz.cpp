@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "bench/flags.h"
+#include "bench/cli/flags.h"
 
 namespace {
 
@@ -29,7 +29,7 @@ namespace {
 void check_ranges(const cnnbench::bench::Config& c, std::string_view input) {
   using cnnbench::bench::kMaxBatchSize;
   using cnnbench::bench::kMaxImageSize;
-  if (c.batch_size < 0 || c.batch_size > kMaxBatchSize) fail("batch_size out of range", input);
+  if (c.batch_size && (*c.batch_size < 1 || *c.batch_size > kMaxBatchSize)) fail("batch_size out of range", input);
   if (c.num_batches && *c.num_batches < 1) fail("num_batches < 1", input);
   if (c.num_warmup_batches && *c.num_warmup_batches < 0) fail("num_warmup_batches < 0", input);
   if (c.display_every < 1) fail("display_every < 1", input);

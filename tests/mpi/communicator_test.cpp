@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <regex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -104,6 +105,7 @@ TEST(Transports, BuiltOnesReportVersionsAndMissingOnesSayHowToBuildThem) {
   if (nccl_built()) {
     const std::string version = nccl_library_version();
     EXPECT_EQ(std::count(version.begin(), version.end(), '.'), 2) << version;
+    EXPECT_TRUE(std::regex_match(version, std::regex("[0-9]+\\.[0-9]+\\.[0-9]+"))) << version;
   } else {
     EXPECT_TRUE(nccl_library_version().empty());
     try {

@@ -18,7 +18,7 @@ from cfnlint.decode import decode  # noqa: E402  (after the skip check)
 
 TEMPLATE = support.REPO / "taskdefs" / "cluster.yml"
 RENDER = support.REPO / "taskdefs" / "render.py"
-EMF_SOURCE = support.REPO / "bench" / "emf.cpp"
+EMF_SOURCE = support.REPO / "bench" / "report" / "emf_report.cpp"
 EMF_NAMESPACE = "cnnbench"
 EMF_DIMENSIONS = ["Model", "Precision", "NumGPUs"]
 EMF_METRICS = {"ImagesPerSecond", "TotalImagesPerSecond", "StepTime", "Loss"}
@@ -110,7 +110,7 @@ class ClusterTemplate(unittest.TestCase):
         self.assertEqual(shown, EMF_METRICS)
 
     def test_dashboard_names_are_the_programs(self):
-        # The names the dashboard reads are the ones bench/emf.cpp writes: a rename
+        # The names the dashboard reads are the ones bench/report/emf_report.cpp writes: a rename
         # there would leave the dashboard silently empty.
         source = EMF_SOURCE.read_text()
         fields = set(EMF_DIMENSIONS) | EMF_METRICS
@@ -119,9 +119,10 @@ class ClusterTemplate(unittest.TestCase):
                 query = widget["properties"]["query"]
                 fields |= set(re.findall(r"\b([A-Z][A-Za-z0-9]+)\b", query.split("|", 1)[1]))
         for name in sorted(fields):
-            self.assertIn(f'"{name}"', source, f"{name} is not an EMF name of bench/emf.cpp")
-        self.assertIn(f'metrics_namespace = "{EMF_NAMESPACE}"',
-                      (support.REPO / "bench" / "config.h").read_text())
+            self.assertIn(f'"{name}"', source, f"{name} is not an EMF name of bench/report/emf_report.cpp")
+        flags = (support.REPO / "bench" / "cli" / "flag_table.cpp").read_text()
+        self.assertRegex(flags, r'\.name = "metrics_namespace",[^;]*\.default_value = \{\.gpu = "'
+                         + re.escape(EMF_NAMESPACE) + '"\}')
 
     def test_outputs(self):
         for name in ("ClusterName", "CpuCapacityProvider", "GpuCapacityProvider", "LogGroupName",

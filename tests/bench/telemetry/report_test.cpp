@@ -122,12 +122,12 @@ TEST(TelemetryJson, SummaryAndColumnsOfSamples) {
   EXPECT_EQ(j["gpus"][4]["samples"]["stored"], 0);
 }
 
-/// Exit status of tests/bench/validate_json_schema.py for `document`; 77 = jsonschema missing.
+/// Exit status of tests/bench/report/validate_json_schema.py for `document`; 77 = jsonschema missing.
 int validate(const json& document, const std::string& name) {
   const std::filesystem::path path = std::filesystem::temp_directory_path() / name;
   std::ofstream(path) << document.dump(2);
   const std::string command = std::string("'") + CNNBENCH_TEST_PYTHON + "' '" + CNNBENCH_SOURCE_DIR +
-                              "/tests/bench/validate_json_schema.py' '" + CNNBENCH_SOURCE_DIR +
+                              "/tests/bench/report/validate_json_schema.py' '" + CNNBENCH_SOURCE_DIR +
                               "/bench/telemetry/telemetry.schema.json' '" + path.string() + "'";
   const int status = std::system(command.c_str());
   std::filesystem::remove(path);
