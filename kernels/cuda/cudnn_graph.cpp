@@ -1,3 +1,6 @@
+// The cuDNN graph-API layer (cudnn_graph.h). Longer than most files on purpose:
+// descriptors, builders, heuristics, plans and autotuning share one set of
+// attribute plumbing and error messages; split, each part would carry a copy.
 #include "kernels/cuda/cudnn_graph.h"
 
 #include <algorithm>

@@ -1,3 +1,6 @@
+// The executable's steps, one class per op family (node_steps.h). Longer than
+// most files on purpose: the classes share the gradient-target helpers at the
+// top and are small each; the layer maths lives in conv/fc/batchnorm/pool/loss.
 #include "kernels/cuda/node_steps.h"
 
 #include <cuda_bf16.h>

@@ -1,4 +1,6 @@
 // Max / average / adaptive average pooling: see pool.cuh for semantics.
+// One file per layer family (STYLE.md, habit 1): forward and backward of the
+// three kinds in both layouts sit together, which makes it about 600 lines.
 #include "kernels/cuda/pool.cuh"
 
 #include <algorithm>

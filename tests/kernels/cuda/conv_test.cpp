@@ -1,3 +1,4 @@
+// (Long on purpose: one test file per layer family, as the sources.)
 // cuDNN convolutions (fprop, dgrad, wgrad) against direct fp64 loops on the
 // CPU, for a table of shapes × precisions × layouts; the conv layer's bias and
 // accumulation; the plan cache and the engine-choice cache; autotuning.
