@@ -26,12 +26,6 @@
 
 namespace cnnbench::kernels::cuda {
 using namespace detail;  // the executable's own internals (executable_internal.h)
-using models::Node;
-using models::NodeId;
-using models::OpKind;
-using models::ParamRole;
-using models::ParamSlot;
-using models::Shape;
 
 namespace {
 
