@@ -127,9 +127,16 @@ int run_benchmark(const Config& config, std::ostream& out, std::ostream& err,
   Environment environment = collect_environment(system_sources(), gpus, kernels::library_versions());
   environment.versions.onednn = kernels::onednn_version();
   environment.versions.mpi = mpi::mpi_library_version();
-  const BenchmarkPlan plan = make_plan(config, selection, environment, launch, program_start_s);
+  BenchmarkPlan plan = make_plan(config, selection, environment, launch, program_start_s);
 
   run_local_preflight(config, selection, launch, env, gpus, err);
+
+  // Ranks on GPUs: NCCL's log names the network it chose, for the header.
+  NcclLog nccl_log;
+  if (launch.needs_transport() && selection.kind == "gpu" && config.scaling_sweep.empty()) {
+    nccl_log = NcclLog::prepare_for_this_process();
+    plan.nccl_log = &nccl_log;
+  }
 
   if (!config.scaling_sweep.empty()) return run_scaling_sweep(plan, selection, stop, out, err);
   if (launch.needs_transport()) return run_rank(plan, selection, stop, out, err);

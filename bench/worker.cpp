@@ -12,6 +12,7 @@
 #include "bench/emf.h"
 #include "bench/flags.h"
 #include "bench/gpu_telemetry_emf.h"
+#include "bench/hosts.h"
 #include "bench/rank_figures.h"
 #include "bench/result_json.h"
 #include "bench/run.h"
@@ -90,15 +91,18 @@ std::unique_ptr<kernels::Executable> compile(kernels::Backend& backend, const mo
   }
 }
 
-/// The header lines after the standard block: environment, launcher, GPU list.
+/// The header lines after the standard block: environment, launcher (with the
+/// nodes and the network: `launch_lines`), GPU list.
 std::vector<std::string> header_lines(const BenchmarkPlan& plan, const RunInfo& info,
-                                      const kernels::Executable& executable) {
+                                      const kernels::Executable& executable,
+                                      const std::vector<std::string>& launch_lines) {
   std::vector<std::string> lines = format_environment(plan.environment);
   if (plan.launch.launched()) {
     lines.push_back(header_line("Launch", std::string(mpi::to_string(plan.launch.launcher)) + ", " +
                                               std::to_string(info.world_size) + " rank" +
                                               (info.world_size == 1 ? "" : "s") + " (" +
                                               plan.launch.evidence + ")"));
+    lines.insert(lines.end(), launch_lines.begin(), launch_lines.end());
   }
   if (info.device_kind == "gpu") {
     lines.push_back(header_line("GPU list", plan.device_source));
@@ -124,11 +128,12 @@ struct RankZeroReports {
 };
 
 void add_reporters(RankZeroReports& r, const BenchmarkPlan& plan, const RunInfo& info,
-                   const kernels::Executable& executable, const WorkerOutput& output) {
+                   const kernels::Executable& executable, const WorkerOutput& output,
+                   const std::vector<std::string>& launch_lines) {
   const Config& c = plan.config;
   if (plan.log_format == LogFormat::Text || plan.log_format == LogFormat::Both) {
     auto text = std::make_unique<TextReporter>(*output.out);
-    text->add_header_lines(header_lines(plan, info, executable));
+    text->add_header_lines(header_lines(plan, info, executable, launch_lines));
     r.text = text.get();
     r.all.add(std::move(text));
   }
@@ -239,8 +244,24 @@ WorkerResult run_worker(const BenchmarkPlan& plan, kernels::Backend& backend, mp
   info.device_memory_bytes = executable->memory().total();
   info.seed = c.seed;
 
+  // Under a launcher: the nodes (every rank's host, a collective) and the network
+  // between them, as NCCL reported it once started.
+  std::vector<std::string> launch_lines;
+  if (plan.launch.launched()) {
+    const std::vector<std::string> hosts = comm.all_gather(plan.environment.host_name);
+    if (rank0) {
+      launch_lines.push_back(nodes_header_line(group_by_host(hosts)));
+      // getenv only: nothing sets variables once the run has started.
+      if (info.world_size > 1) {
+        launch_lines.push_back(network_header_line(
+            comm.name(), plan.nccl_log != nullptr ? plan.nccl_log->network() : std::nullopt,
+            plan.nccl_log != nullptr ? plan.nccl_log->unreadable_reason() : std::string(), process_env));
+      }
+    }
+  }
+
   RankZeroReports reports;
-  if (rank0) add_reporters(reports, plan, info, *executable, output);
+  if (rank0) add_reporters(reports, plan, info, *executable, output, launch_lines);
 
   // Gradients are averaged bucket by bucket as backward finishes them.
   std::optional<mpi::GradientBuckets> buckets;

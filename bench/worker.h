@@ -16,6 +16,7 @@
 #include "bench/config.h"
 #include "bench/device_selection.h"
 #include "bench/environment.h"
+#include "bench/nccl_network.h"
 #include "bench/report.h"
 #include "bench/telemetry_session.h"
 #include "kernels/backend.h"
@@ -47,6 +48,9 @@ struct BenchmarkPlan {
   mpi::LaunchInfo launch;
   /// Lines for the text header after the environment (e.g. why CUDA graphs are off).
   std::vector<std::string> notes;
+  /// Where NCCL logs the network it chose (ranks on GPUs under a launcher); null
+  /// otherwise. Not owned: it outlives the workers.
+  const NcclLog* nccl_log = nullptr;
   double program_start_s = -1;  ///< SteadyClock time at the start of the program
 };
 
