@@ -7,6 +7,7 @@ shared memory and limits, EFA devices, the ssh key as a secret through an execut
 role, a command the entrypoint hands to cnnbench-mnp, logs in CloudWatch."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import pathlib
 import re
@@ -179,6 +180,36 @@ class BatchJobDefinition(unittest.TestCase):
             self.assertEqual(logs["options"], {
                 "awslogs-group": LOG_GROUP, "awslogs-region": REGION,
                 "awslogs-stream-prefix": "batch-mnp", "awslogs-create-group": "true"})
+
+
+class ReadmeAgreesWithTheFiles(unittest.TestCase):
+    """taskdefs/README.md section 7 names stack resources, the job definition and the
+    key's parameter: they must exist as named."""
+
+    @classmethod
+    def setUpClass(cls):
+        text = (support.REPO / "taskdefs" / "README.md").read_text()
+        start = text.index("## 7. Across nodes")
+        cls.section = text[start:text.index("\n## ", start + 1)]
+
+    def test_stack_resources_exist(self):
+        cluster = (support.REPO / "taskdefs" / "cluster.yml").read_text()
+        resources = set(re.findall(r"^  ([A-Za-z0-9]+):\n    Type: ", cluster, re.MULTILINE))
+        used = set(re.findall(r"\$\(res ([A-Za-z0-9]+)\)", self.section))
+        self.assertTrue(used, "the section looks stack resources up with res NAME")
+        self.assertLessEqual(used, resources, "stack resources the README looks up")
+
+    def test_names_match_the_template_and_render_defaults(self):
+        template = json.loads((support.REPO / "taskdefs" / "batch-mnp.json").read_text())
+        spec = importlib.util.spec_from_file_location("render", RENDER)
+        render_module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(render_module)
+        default = render_module.parse_args(["--account", ACCOUNT, "--region", REGION]).ssh_key_parameter
+        for needle in (f"--job-definition {template['jobDefinitionName']}",
+                       f"--job-definition-name {template['jobDefinitionName']}",
+                       f"put-parameter --name {default} ", f"delete-parameter --name {default}",
+                       f":parameter{default}"):
+            self.assertTrue(needle in self.section, f"taskdefs/README.md section 7 lacks '{needle}'")
 
 
 class RenderBatchOptions(unittest.TestCase):
