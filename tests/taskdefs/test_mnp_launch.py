@@ -417,6 +417,26 @@ class Settings(MnpTestCase):
         self.assertEqual(sorted(p.name for p in (folder / "reports").iterdir()), ["2"])
 
 
+class Image(unittest.TestCase):
+    """The image carries the launcher under the name the entrypoint runs, and OpenSSH."""
+
+    def test_dockerfile_installs_the_launcher_and_openssh(self):
+        from test_dockerfile import instructions
+        steps = instructions((support.REPO / "docker" / "Dockerfile").read_text())
+        runtime = steps[max(i for i, (k, _) in enumerate(steps) if k == "FROM"):]
+        copies = [args.split() for keyword, args in runtime if keyword == "COPY"]
+        self.assertIn(["--chmod=0755", "docker/mnp-launch", "/usr/local/bin/cnnbench-mnp"], copies)
+        runs = " ".join(args for keyword, args in runtime if keyword == "RUN")
+        self.assertIn("install-deps.sh --runtime", runs)
+        self.assertIn("rm -f /etc/ssh/ssh_host_*", runs, "no sshd host key baked into the image")
+        script = (support.REPO / "docker" / "install-deps.sh").read_text()
+        runtime_install = script[script.index('if [ "$mode" = runtime ]'):]
+        runtime_install = runtime_install[:runtime_install.index("exit 0")]
+        for package in ("openssh-client", "openssh-server", "openmpi-bin"):
+            self.assertIn(package, runtime_install)
+        self.assertIn("exec cnnbench-mnp", ENTRYPOINT.read_text())
+
+
 class EntrypointMode(MnpTestCase):
     """docker/entrypoint runs cnnbench-mnp for flags inside an AWS Batch MNP job only."""
 
