@@ -8,7 +8,8 @@
 #   --test      the build dependencies, shellcheck, and a Python environment with
 #               tests/requirements.txt (PyPI) at $CNNBENCH_TEST_VENV
 #               (default /opt/cnnbench/test-venv), which the test suite uses
-#   --runtime   only the shared libraries the cnnbench binary needs at run time
+#   --runtime   only the shared libraries the cnnbench binary needs at run time, Open
+#               MPI's launcher, and OpenSSH (docker/mnp-launch across the nodes of a job)
 #
 # Works on Debian 12 (oneDNN 2.x: libdnnl2; libopenmpi3) and Ubuntu 24.04 (oneDNN 3.x:
 # libdnnl3; libopenmpi3t64): run-time library package names are looked up rather than
@@ -92,7 +93,8 @@ fi
 
 if [ "$mode" = runtime ]; then
   $SUDO apt-get install -y -qq --no-install-recommends \
-    "$dnnl_runtime" libgomp1 openmpi-bin "$mpi_runtime" "$benchmark_runtime" ca-certificates >/dev/null
+    "$dnnl_runtime" libgomp1 openmpi-bin "$mpi_runtime" "$benchmark_runtime" ca-certificates \
+    openssh-client openssh-server >/dev/null
   install_nccl runtime
   exit 0
 fi
@@ -110,8 +112,9 @@ echo "install-deps.sh: installed build dependencies (oneDNN runtime: $dnnl_runti
 
 if [ "$mode" = test ]; then
   # clang with compiler-rt: the libFuzzer targets run briefly in CI (tests/fuzz).
+  # openssh: the multi-node launcher's test runs sshd on loopback (tests/taskdefs).
   $SUDO apt-get install -y -qq --no-install-recommends python3 python3-venv shellcheck \
-    clang libclang-rt-dev >/dev/null
+    clang libclang-rt-dev openssh-client openssh-server >/dev/null
   venv=${CNNBENCH_TEST_VENV:-/opt/cnnbench/test-venv}
   here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
   $SUDO mkdir -p "$(dirname "$venv")"

@@ -34,6 +34,42 @@ struct Reader {
   }
 };
 
+/// The tasks on node `node_id` of Slurm's SLURM_STEP_TASKS_PER_NODE: a comma list of
+/// counts, each optionally repeated as "N(xR)" ("2(x3),1" = nodes 0-2 run 2 tasks,
+/// node 3 runs 1; srun(1), "OUTPUT ENVIRONMENT VARIABLES"). Throws
+/// std::invalid_argument naming the variables when the text is malformed or lists
+/// fewer nodes than `node_id`.
+int slurm_tasks_on_node(const std::string& text, int node_id) {
+  const auto bad = [&text](const std::string& why) {
+    return std::invalid_argument("environment variable SLURM_STEP_TASKS_PER_NODE='" + text.substr(0, 64) +
+                                 "' set by srun " + why + " (expected counts such as '8(x2),4')");
+  };
+  std::string_view rest = text;
+  int first_node = 0;
+  while (true) {
+    const size_t comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    int tasks = 0;
+    int repeat = 1;
+    auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), tasks);
+    if (ec != std::errc() || tasks < 1) throw bad("is not a list of task counts");
+    std::string_view tail(end, static_cast<size_t>(item.data() + item.size() - end));
+    if (!tail.empty()) {
+      if (tail.size() < 4 || tail.substr(0, 2) != "(x" || tail.back() != ')') throw bad("has a malformed repeat");
+      const std::string_view count = tail.substr(2, tail.size() - 3);
+      auto [count_end, count_ec] = std::from_chars(count.data(), count.data() + count.size(), repeat);
+      if (count_ec != std::errc() || count_end != count.data() + count.size() || repeat < 1) {
+        throw bad("has a malformed repeat");
+      }
+    }
+    if (node_id < first_node + repeat) return tasks;
+    first_node += repeat;
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  throw bad("lists " + std::to_string(first_node) + " nodes, but SLURM_NODEID is " + std::to_string(node_id));
+}
+
 void check_index(int index, int size, const char* index_name, const char* size_name,
                  const std::string& evidence) {
   if (size > 0 && index >= size) {
@@ -135,9 +171,16 @@ LaunchInfo detect_launch(const EnvLookup& env) {
     const auto size = r.integer("SLURM_STEP_NUM_TASKS");
     const auto rank = r.integer("SLURM_PROCID");
     const auto local_rank = r.integer("SLURM_LOCALID");
-    // SLURM_STEP_TASKS_PER_NODE ("2(x3),1") needs the node's index to read; MPI
-    // tells the local size instead.
-    return finish(Launcher::Slurm, size, rank, local_rank, std::nullopt, r.evidence);
+    // The tasks on this node: SLURM_STEP_TASKS_PER_NODE ("2(x3),1") at this node's
+    // index; without both, MPI tells the local size.
+    std::optional<int> local_size;
+    const auto node_id = r.integer("SLURM_NODEID");
+    const std::optional<std::string> per_node = env("SLURM_STEP_TASKS_PER_NODE");
+    if (node_id && per_node) {
+      local_size = slurm_tasks_on_node(*per_node, *node_id);
+      r.evidence += ", SLURM_STEP_TASKS_PER_NODE=" + *per_node;
+    }
+    return finish(Launcher::Slurm, size, rank, local_rank, local_size, r.evidence);
   }
   if (env("PMIX_RANK")) {
     Reader r{env, {}};

@@ -5,7 +5,8 @@
 //   Open MPI (mpirun, 4.x and 5.x): OMPI_COMM_WORLD_SIZE, _RANK, _LOCAL_RANK, _LOCAL_SIZE
 //   MPICH / Intel MPI (Hydra): PMI_SIZE, PMI_RANK, MPI_LOCALRANKID, MPI_LOCALNRANKS
 //   PMIx servers (prterun, srun --mpi=pmix): PMIX_RANK (no size variable)
-//   Slurm (srun): SLURM_STEP_NUM_TASKS, SLURM_PROCID, SLURM_LOCALID
+//   Slurm (srun): SLURM_STEP_NUM_TASKS, SLURM_PROCID, SLURM_LOCALID, and for the
+//     local size SLURM_NODEID with SLURM_STEP_TASKS_PER_NODE ("8(x2),4")
 // Sources: Open MPI 4.1 mpirun(1) "Environment variables"; MPICH Hydra's
 // process manager documentation; Slurm srun(1) "OUTPUT ENVIRONMENT VARIABLES".
 #pragma once

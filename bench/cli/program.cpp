@@ -7,6 +7,7 @@
 #include "bench/cli/flags.h"
 #include "bench/cli/model_list.h"
 #include "bench/cli/resolve.h"
+#include "bench/run/nccl_network.h"
 #include "bench/discovery/device_selection.h"
 #include "bench/discovery/environment.h"
 #include "bench/run/run.h"
@@ -40,7 +41,15 @@ int run_benchmark(const Config& config, std::ostream& out, std::ostream& err,
   site.environment.versions.onednn = kernels::onednn_version();
   site.environment.versions.mpi = mpi::mpi_library_version();
   site.environment.versions.nccl = mpi::nccl_library_version();
-  return run(resolve(config, std::move(site), program_start_s), stop, out, err);
+  RunPlan plan = resolve(config, std::move(site), program_start_s);
+  // Ranks on GPUs: NCCL's log names the network it chose, for the header. Set
+  // up here, on the main thread, before NCCL's first call reads its variables.
+  NcclLog nccl_log;
+  if (plan.site.launch.needs_transport() && plan.gpu() && plan.scaling_sweep.empty()) {
+    nccl_log = NcclLog::prepare_for_this_process();
+    plan.nccl_log = &nccl_log;
+  }
+  return run(plan, stop, out, err);
 }
 
 }  // namespace

@@ -81,7 +81,8 @@ DeviceSelection select_devices(const DeviceRequest& request, const mpi::LaunchIn
     }
     if (!request.scaling_sweep.empty()) {
       throw UsageError(sweep_text(request.scaling_sweep) + ": the scaling sweep runs the GPUs of one process "
-                       "in turn; start cnnbench without " + mpi::to_string(launch.launcher));
+                       "in turn; start cnnbench without " + mpi::to_string(launch.launcher) +
+                       ", or sweep node counts as one job per count (README: Across nodes)");
     }
     s.gpus = s.discovery.devices;
     return s;

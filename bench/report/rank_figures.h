@@ -24,10 +24,13 @@ RankFigures own_figures(int rank, const std::string& host, const DeviceEntry& de
                         int per_device_batch, const RunSummary& summary);
 
 /// The per-rank table for the text report: a title saying what the figure is, a
-/// header, one line per rank (rank, host, CUDA ordinal, UUID, images/sec), the
-/// min / median / max line, and when the slowest rank is more than
-/// kSlowRankFraction below the median, a line naming it (rank, host, ordinal,
-/// UUID). Empty for fewer than 2 ranks.
+/// header, one line per rank (rank, host, CUDA ordinal, UUID, images/sec) grouped
+/// by host (hosts in the order of their lowest rank), the min / median / max line,
+/// and when the slowest rank is more than kSlowRankFraction below the median, a
+/// line naming it (rank, host, ordinal, UUID). With several hosts, each host's
+/// ranks end with a line of their median and slowest rank, and a host whose median
+/// is more than kSlowRankFraction below the median of the hosts is named. Empty
+/// for fewer than 2 ranks.
 std::vector<std::string> rank_table_lines(const std::vector<RankFigures>& ranks);
 
 /// Scaling efficiency of `total_images_per_sec` on `devices` devices against a

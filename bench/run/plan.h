@@ -17,6 +17,8 @@
 
 namespace cnnbench::bench {
 
+class NcclLog;  // run/nccl_network.h
+
 /// How rank 0 writes its progress: tf_cnn_benchmarks-style text, CloudWatch
 /// Embedded Metric Format JSON lines, or both.
 enum class LogFormat { Text, Emf, Both };
@@ -66,6 +68,9 @@ struct RunPlan {
   bool verbose = false;
 
   RunSite site;
+  /// Where NCCL logs the network it chose (ranks on GPUs under a launcher); null
+  /// otherwise. Not owned: it outlives the workers (cli/program.cpp).
+  const NcclLog* nccl_log = nullptr;
   /// Lines for the text header after the environment (e.g. why CUDA graphs are off).
   std::vector<std::string> notes;
   double program_start_s = -1;  ///< SteadyClock time at the start of the program

@@ -8,11 +8,13 @@
 #include <utility>
 
 #include "bench/report/emf_report.h"
+#include "bench/report/hosts.h"
 #include "bench/report/rank_figures.h"
 #include "bench/report/reporter.h"
 #include "bench/report/result_json.h"
 #include "bench/report/text_report.h"
 #include "bench/run/gather.h"
+#include "bench/run/nccl_network.h"
 #include "bench/run/replica_check.h"
 #include "bench/run/trainer.h"
 #include "bench/run/verify.h"
@@ -108,15 +110,18 @@ std::unique_ptr<kernels::Executable> compile(kernels::Backend& backend, const mo
   }
 }
 
-/// The header lines after the standard block: environment, launcher, GPU list.
+/// The header lines after the standard block: environment, launcher (with the
+/// nodes and the network: `launch_lines`), GPU list.
 std::vector<std::string> header_lines(const RunPlan& plan, const RunInfo& info,
-                                      const kernels::Executable& executable) {
+                                      const kernels::Executable& executable,
+                                      const std::vector<std::string>& launch_lines) {
   std::vector<std::string> lines = format_environment(plan.site.environment);
   if (plan.site.launch.launched()) {
     lines.push_back(header_line("Launch", std::string(mpi::to_string(plan.site.launch.launcher)) + ", " +
                                               std::to_string(info.world_size) + " rank" +
                                               (info.world_size == 1 ? "" : "s") + " (" +
                                               plan.site.launch.evidence + ")"));
+    lines.insert(lines.end(), launch_lines.begin(), launch_lines.end());
   }
   if (info.device_kind == "gpu") {
     lines.push_back(header_line("GPU list", plan.site.devices.discovery.source));
@@ -134,10 +139,11 @@ std::vector<std::string> header_lines(const RunPlan& plan, const RunInfo& info,
 
 /// Rank 0's reporters, as --log_format and --result_json ask.
 void add_reporters(MultiReporter& reports, const RunPlan& plan, const RunInfo& info,
-                   const kernels::Executable& executable, const WorkerOutput& output) {
+                   const kernels::Executable& executable, const WorkerOutput& output,
+                   const std::vector<std::string>& launch_lines) {
   if (plan.log_format == LogFormat::Text || plan.log_format == LogFormat::Both) {
     auto text = std::make_unique<TextReporter>(*output.out);
-    text->add_header_lines(header_lines(plan, info, executable));
+    text->add_header_lines(header_lines(plan, info, executable, launch_lines));
     reports.add(std::move(text));
   }
   if (plan.log_format == LogFormat::Emf || plan.log_format == LogFormat::Both) {
@@ -240,8 +246,24 @@ WorkerResult run_worker(const RunPlan& plan, kernels::Backend& backend, mpi::Com
   info.device_memory_bytes = executable->memory().total();
   info.seed = plan.seed;
 
+  // Under a launcher: the nodes (every rank's host, a collective) and the network
+  // between them, as NCCL reported it once started.
+  std::vector<std::string> launch_lines;
+  if (plan.site.launch.launched()) {
+    const std::vector<std::string> hosts = comm.all_gather(plan.site.environment.host_name);
+    if (rank0) {
+      launch_lines.push_back(nodes_header_line(group_by_host(hosts)));
+      if (info.world_size > 1) {
+        launch_lines.push_back(network_header_line(
+            comm.name(), plan.nccl_log != nullptr ? plan.nccl_log->network() : std::nullopt,
+            plan.nccl_log != nullptr ? plan.nccl_log->unreadable_reason() : std::string(),
+            plan.site.env));
+      }
+    }
+  }
+
   MultiReporter reports;
-  if (rank0) add_reporters(reports, plan, info, *executable, output);
+  if (rank0) add_reporters(reports, plan, info, *executable, output, launch_lines);
 
   // Gradients are averaged bucket by bucket as backward finishes them.
   std::optional<mpi::GradientBuckets> buckets;

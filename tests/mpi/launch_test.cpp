@@ -138,6 +138,47 @@ const LaunchCase kCases[] = {
      .local_rank = 0,
      .local_size = 0,
      .needs_transport = true},
+    // srun -N 2 --ntasks-per-node=8 --mpi=pmix, the second task on the second node.
+    {.name = "slurm_srun_two_nodes",
+     .env = {{"SLURM_STEP_NUM_TASKS", "16"},
+             {"SLURM_NTASKS", "16"},
+             {"SLURM_PROCID", "9"},
+             {"SLURM_LOCALID", "1"},
+             {"SLURM_NODEID", "1"},
+             {"SLURM_STEP_NUM_NODES", "2"},
+             {"SLURM_STEP_TASKS_PER_NODE", "8(x2)"},
+             {"PMIX_RANK", "9"}},
+     .launcher = Launcher::Slurm,
+     .world_size = 16,
+     .rank = 9,
+     .local_rank = 1,
+     .local_size = 8,
+     .needs_transport = true},
+    // srun -n 7 over 4 nodes: 2, 2, 2 and 1 tasks; the task of the last node.
+    {.name = "slurm_srun_uneven_nodes",
+     .env = {{"SLURM_STEP_NUM_TASKS", "7"},
+             {"SLURM_PROCID", "6"},
+             {"SLURM_LOCALID", "0"},
+             {"SLURM_NODEID", "3"},
+             {"SLURM_STEP_TASKS_PER_NODE", "2(x3),1"}},
+     .launcher = Launcher::Slurm,
+     .world_size = 7,
+     .rank = 6,
+     .local_rank = 0,
+     .local_size = 1,
+     .needs_transport = true},
+    {.name = "slurm_srun_first_node_of_uneven",
+     .env = {{"SLURM_STEP_NUM_TASKS", "7"},
+             {"SLURM_PROCID", "1"},
+             {"SLURM_LOCALID", "1"},
+             {"SLURM_NODEID", "0"},
+             {"SLURM_STEP_TASKS_PER_NODE", "2(x3),1"}},
+     .launcher = Launcher::Slurm,
+     .world_size = 7,
+     .rank = 1,
+     .local_rank = 1,
+     .local_size = 2,
+     .needs_transport = true},
     {.name = "slurm_batch_script_is_no_launch",
      .env = {{"SLURM_NTASKS", "4"}, {"SLURM_PROCID", "0"}, {"SLURM_JOB_ID", "123"}},
      .launcher = Launcher::None,
@@ -171,6 +212,14 @@ TEST(Launch, EvidenceNamesTheVariables) {
   const LaunchInfo info =
       detect_launch(fake_env({{"OMPI_COMM_WORLD_SIZE", "4"}, {"OMPI_COMM_WORLD_RANK", "3"}}));
   EXPECT_EQ(info.evidence, "OMPI_COMM_WORLD_SIZE=4, OMPI_COMM_WORLD_RANK=3");
+  const LaunchInfo slurm = detect_launch(fake_env({{"SLURM_STEP_NUM_TASKS", "16"},
+                                                   {"SLURM_PROCID", "9"},
+                                                   {"SLURM_LOCALID", "1"},
+                                                   {"SLURM_NODEID", "1"},
+                                                   {"SLURM_STEP_TASKS_PER_NODE", "8(x2)"}}));
+  EXPECT_EQ(slurm.evidence,
+            "SLURM_STEP_NUM_TASKS=16, SLURM_PROCID=9, SLURM_LOCALID=1, SLURM_NODEID=1, "
+            "SLURM_STEP_TASKS_PER_NODE=8(x2)");
 }
 
 void expect_invalid(std::map<std::string, std::string> env, const std::string& needle) {
@@ -201,6 +250,23 @@ TEST(Launch, RejectsMalformedOrContradictoryValues) {
                   {"OMPI_COMM_WORLD_RANK", "0"},
                   {"OMPI_COMM_WORLD_LOCAL_SIZE", "3"}},
                  "more ranks on this host than in the job");
+  const std::map<std::string, std::string> slurm = {
+      {"SLURM_STEP_NUM_TASKS", "16"}, {"SLURM_PROCID", "9"}, {"SLURM_LOCALID", "1"}, {"SLURM_NODEID", "1"}};
+  const auto with = [&slurm](const char* per_node, const char* node_id = "1") {
+    auto env = slurm;
+    env["SLURM_STEP_TASKS_PER_NODE"] = per_node;
+    env["SLURM_NODEID"] = node_id;
+    return env;
+  };
+  expect_invalid(with("eight"), "SLURM_STEP_TASKS_PER_NODE='eight' set by srun is not a list of task counts");
+  expect_invalid(with("8(x2"), "SLURM_STEP_TASKS_PER_NODE='8(x2' set by srun has a malformed repeat");
+  expect_invalid(with("8(y2)"), "has a malformed repeat");
+  expect_invalid(with("8(x0)"), "has a malformed repeat");
+  expect_invalid(with("0(x2)"), "is not a list of task counts");
+  expect_invalid(with("8,"), "is not a list of task counts");
+  expect_invalid(with("8(x2)", "2"), "lists 2 nodes, but SLURM_NODEID is 2");
+  expect_invalid(with("1(x2)"), "local rank 1 is not below its local size 1");
+  expect_invalid(with("8(x2)", "one"), "SLURM_NODEID='one'");
 }
 
 TEST(Launch, ProcessEnvironmentReadsGetenv) {

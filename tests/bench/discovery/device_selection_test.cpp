@@ -149,7 +149,7 @@ TEST(DeviceSelection, UnderALauncherEachRankTakesOneGpu) {
   DeviceRequest sweep = config();
   sweep.scaling_sweep = {1, 2};
   EXPECT_THAT(error_of<UsageError>(sweep, two_ranks(), env({}), gpus(2)),
-              HasSubstr("start cnnbench without Open MPI"));
+              HasSubstr("start cnnbench without Open MPI, or sweep node counts as one job per count"));
 }
 
 }  // namespace

@@ -64,6 +64,33 @@ TEST(RankFigures, NoSlowestWithinFivePercentAndNoTableForOneRank) {
   EXPECT_TRUE(rank_table_lines({gpu_rank(0, 1000)}).empty());
 }
 
+TEST(RankFigures, TableGroupsRanksByHostAndNamesASlowHost) {
+  // --map-by node over two hosts: ranks alternate; the second host runs slower.
+  std::vector<RankFigures> ranks;
+  for (int r = 0; r < 4; ++r) {
+    RankFigures f = gpu_rank(r, r % 2 == 0 ? 1000 + r : 800 + r);
+    f.host = r % 2 == 0 ? "ip-10-0-1-23" : "ip-10-0-1-24";
+    f.ordinal = r / 2;
+    ranks.push_back(f);
+  }
+  const std::string text = joined(rank_table_lines(ranks));
+  EXPECT_THAT(text, HasSubstr("  rank  host          CUDA  device        images/sec\n"
+                              "  0     ip-10-0-1-23  0     GPU-00000000  1000.00\n"
+                              "  2     ip-10-0-1-23  1     GPU-00000002  1002.00\n"
+                              "    ip-10-0-1-23: ranks 0, 2, median 1001.00, min 1000.00 (rank 0)\n"
+                              "  1     ip-10-0-1-24  0     GPU-00000001  801.00\n"
+                              "  3     ip-10-0-1-24  1     GPU-00000003  803.00\n"
+                              "    ip-10-0-1-24: ranks 1, 3, median 802.00, min 801.00 (rank 1)\n"));
+  EXPECT_THAT(text, HasSubstr("slowest host: ip-10-0-1-24 (ranks 1, 3) at a median of 802.00 images/sec, "
+                              "11.0% below the median host\n"));
+}
+
+TEST(RankFigures, OneHostHasNoHostLines) {
+  const std::string text = joined(rank_table_lines({gpu_rank(0, 1000), gpu_rank(1, 500)}));
+  EXPECT_EQ(text.find("    ip-10-0-1-23:"), std::string::npos) << text;
+  EXPECT_EQ(text.find("slowest host"), std::string::npos) << text;
+}
+
 TEST(RankFigures, ScalingEfficiencyAgainstABaseline) {
   EXPECT_DOUBLE_EQ(scaling_efficiency(3600, 4, 1000), 0.9);
   EXPECT_EQ(efficiency_line(3600, 4, 1000),
