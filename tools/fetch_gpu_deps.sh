@@ -11,7 +11,8 @@
 #
 # Usage: tools/fetch_gpu_deps.sh [--with-onednn] [--dest DIR]
 #   --with-onednn  also fetch oneDNN (about 7 MB of .debs, 40 MB unpacked)
-#   --dest DIR     where the .debs go (default: .gpu/debs in the repository)
+#   --dest DIR     where the .debs go (default: .gpu/debs in the repository;
+#                  gpu_suite.sh reads them from SUITE_WORK_DIR/debs)
 # The total is checked against 50 MB, what a GPU run may take along.
 set -euo pipefail
 
@@ -21,8 +22,15 @@ with_onednn=0
 while (($#)); do
   case "$1" in
     --with-onednn) with_onednn=1 ;;
-    --dest) dest="$2"; shift ;;
-    -h|--help) sed -n '2,15p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    --dest)
+      if (($# < 2)) || [[ -z "$2" ]]; then
+        echo "fetch_gpu_deps.sh: --dest needs a folder" >&2
+        exit 2
+      fi
+      dest="$2"
+      shift ;;
+    --dest=*) dest="${1#*=}" ;;
+    -h|--help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "fetch_gpu_deps.sh: unknown argument '$1' (valid: --with-onednn, --dest DIR)" >&2; exit 2 ;;
   esac
   shift
@@ -34,6 +42,13 @@ if ((with_onednn)); then
   packages+=(libdnnl2 libdnnl-dev ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-c-headers
              opencl-clhpp-headers)
 fi
+
+for tool in apt-get dpkg; do
+  if ! command -v "$tool" > /dev/null; then
+    echo "fetch_gpu_deps.sh: $tool not found: run this on a Debian or Ubuntu build machine" >&2
+    exit 1
+  fi
+done
 
 # The GPU host is x86-64: fetch amd64 packages whatever this machine is.
 apt_opts=()
