@@ -224,7 +224,8 @@ class RenderedTaskDefinitions(unittest.TestCase):
                 self.assertEqual(logs["logDriver"], "awslogs")
                 self.assertEqual(logs["options"], {
                     "awslogs-group": LOG_GROUP, "awslogs-region": REGION,
-                    "awslogs-stream-prefix": name, "awslogs-create-group": "true"})
+                    "awslogs-stream-prefix": name, "mode": "blocking",
+                    "awslogs-create-group": "true"})
                 # Explicit rather than the program's ECS detection: the dashboard depends on it.
                 self.assertIn("--log_format=both", container["command"])
 
