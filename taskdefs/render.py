@@ -79,10 +79,18 @@ def template_paths(names: list[str]) -> list[pathlib.Path]:
 
 
 def render(template: dict, values: dict[str, str], execution_role_arn: str | None,
-           source: str) -> dict:
+           source: str, create_log_group: bool = False) -> dict:
+    """Fill a template's {{PLACEHOLDERS}}; set the execution role if given; with
+    create_log_group, add awslogs-create-group to every container's awslogs options
+    (the role the log driver uses then needs logs:CreateLogGroup)."""
     taskdef = fill(template, values, source)
     if execution_role_arn:
         taskdef["executionRoleArn"] = execution_role_arn
+    if create_log_group:
+        for container in taskdef.get("containerDefinitions", []):
+            logs = container.get("logConfiguration", {})
+            if logs.get("logDriver") == "awslogs":
+                logs.setdefault("options", {})["awslogs-create-group"] = "true"
     return taskdef
 
 
@@ -98,6 +106,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--execution-role",
                         help="task execution role, ARN or name (optional on EC2, where the "
                              "instance role pulls from ECR and writes the logs)")
+    parser.add_argument("--create-log-group", action="store_true",
+                        help="let the log driver create the log group (needs logs:CreateLogGroup, "
+                             "which the standard ecsTaskExecutionRole and cluster.yml's roles "
+                             "lack; default: off, the group must exist, as cluster.yml makes it)")
     parser.add_argument("--output-dir", default="build/taskdefs", type=pathlib.Path,
                         help="where the rendered files go (default: %(default)s)")
     parser.add_argument("templates", nargs="*",
@@ -123,7 +135,8 @@ def main(argv: list[str]) -> int:
         values = {"IMAGE": image, "REGION": args.region, "LOG_GROUP": args.log_group}
         rendered = []
         for path in template_paths(args.templates):
-            taskdef = render(json.loads(path.read_text()), values, execution_role, path.name)
+            taskdef = render(json.loads(path.read_text()), values, execution_role, path.name,
+                             args.create_log_group)
             rendered.append((args.output_dir / f"{taskdef['family']}.json", taskdef))
     except (ValueError, json.JSONDecodeError) as error:
         print(f"render.py: {error}", file=sys.stderr)

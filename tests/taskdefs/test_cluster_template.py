@@ -89,6 +89,12 @@ class ClusterTemplate(unittest.TestCase):
         args = render.parse_args(["--account", "123456789012", "--region", "us-east-1"])
         self.assertEqual(self.parameters["LogGroupName"]["Default"], args.log_group)
 
+    def test_no_role_may_create_log_groups(self):
+        # The stack makes the group and the task definitions do not ask the driver to.
+        for name, role in self.of_type("AWS::IAM::Role").items():
+            with self.subTest(name):
+                self.assertNotIn("logs:CreateLogGroup", json.dumps(role["Properties"]))
+
     def dashboard_widgets(self) -> list[dict]:
         body = self.resources["Dashboard"]["Properties"]["DashboardBody"]["Fn::Sub"]
         known = {"${AWS::Region}": "us-east-1", "${LogGroup}": "/ecs/cnnbench"}

@@ -224,8 +224,7 @@ class RenderedTaskDefinitions(unittest.TestCase):
                 self.assertEqual(logs["logDriver"], "awslogs")
                 self.assertEqual(logs["options"], {
                     "awslogs-group": LOG_GROUP, "awslogs-region": REGION,
-                    "awslogs-stream-prefix": name, "mode": "blocking",
-                    "awslogs-create-group": "true"})
+                    "awslogs-stream-prefix": name, "mode": "blocking"})
                 # Explicit rather than the program's ECS detection: the dashboard depends on it.
                 self.assertIn("--log_format=both", container["command"])
 
@@ -239,6 +238,17 @@ class RenderCommandLine(unittest.TestCase):
             self.assertNotIn("executionRoleArn", taskdef)
             self.assertEqual(list(pathlib.Path(out).iterdir()),
                              [pathlib.Path(out) / "cnnbench-gpu-1.json"])
+
+    def test_create_log_group_is_opt_in(self):
+        with tempfile.TemporaryDirectory() as out:
+            run = render("--account", ACCOUNT, "--region", REGION, "--output-dir", out,
+                         "--create-log-group", "gpu-1", "cpu")
+            self.assertEqual(run.returncode, 0, run.stderr)
+            for family in ("cnnbench-gpu-1", "cnnbench-cpu"):
+                taskdef = json.loads((pathlib.Path(out) / f"{family}.json").read_text())
+                options = taskdef["containerDefinitions"][0]["logConfiguration"]["options"]
+                self.assertEqual(options["awslogs-create-group"], "true")
+                self.assertEqual(options["mode"], "blocking")
 
     def test_china_partition_and_explicit_image(self):
         with tempfile.TemporaryDirectory() as out:
