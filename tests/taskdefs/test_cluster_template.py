@@ -89,6 +89,13 @@ class ClusterTemplate(unittest.TestCase):
         args = render.parse_args(["--account", "123456789012", "--region", "us-east-1"])
         self.assertEqual(self.parameters["LogGroupName"]["Default"], args.log_group)
 
+    def test_cpu_instances_carry_the_cpu_task_attribute(self):
+        def user_data(name):
+            return json.dumps(self.resources[name]["Properties"]["LaunchTemplateData"]["UserData"])
+        attribute = 'ECS_INSTANCE_ATTRIBUTES={\\"cnnbench.capacity\\":\\"cpu\\"}'
+        self.assertIn(attribute, user_data("CpuLaunchTemplate"))
+        self.assertNotIn("cnnbench.capacity", user_data("GpuLaunchTemplate"))
+
     def test_no_role_may_create_log_groups(self):
         # The stack makes the group and the task definitions do not ask the driver to.
         for name, role in self.of_type("AWS::IAM::Role").items():

@@ -156,6 +156,20 @@ class RenderedTaskDefinitions(unittest.TestCase):
                 if name.startswith("gpu-"):
                     self.assertEqual(gpus, int(name.split("-")[1]))
 
+    def test_cpu_task_is_placed_on_cpu_instances(self):
+        # cluster.yml's CPU launch template sets this attribute; the GPU ones do not.
+        self.assertEqual(self.taskdefs["cpu"]["placementConstraints"], [
+            {"type": "memberOf", "expression": "attribute:cnnbench.capacity == cpu"}])
+
+    def test_gpu_tasks_reserve_host_cpu_per_gpu(self):
+        # 2 vCPU per GPU: fits 1-GPU xlarge instances (4 vCPU) and 8-GPU ones (64+ vCPU).
+        for name in ("gpu-1", "gpu-4", "gpu-8", "mpi-4"):
+            with self.subTest(name):
+                container = self.container(name)
+                gpus = int(next(r["value"] for r in container["resourceRequirements"]
+                                if r["type"] == "GPU"))
+                self.assertEqual(container["cpu"], 2048 * gpus)
+
     def test_cpu_task(self):
         container = self.container("cpu")
         self.assertIsNone(self.gpu_requirement("cpu"))
