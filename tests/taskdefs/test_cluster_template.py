@@ -96,6 +96,13 @@ class ClusterTemplate(unittest.TestCase):
         self.assertIn(attribute, user_data("CpuLaunchTemplate"))
         self.assertNotIn("cnnbench.capacity", user_data("GpuLaunchTemplate"))
 
+    def test_instance_changes_replace_the_instances(self):
+        for name in ("CpuAutoScalingGroup", "GpuAutoScalingGroup"):
+            with self.subTest(name):
+                rolling = self.resources[name]["UpdatePolicy"]["AutoScalingRollingUpdate"]
+                self.assertEqual(rolling["MaxBatchSize"], 1)
+                self.assertEqual(rolling["MinInstancesInService"], 0)
+
     def test_no_role_may_create_log_groups(self):
         # The stack makes the group and the task definitions do not ask the driver to.
         for name, role in self.of_type("AWS::IAM::Role").items():
