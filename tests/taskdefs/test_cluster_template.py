@@ -103,6 +103,43 @@ class ClusterTemplate(unittest.TestCase):
                 self.assertEqual(rolling["MaxBatchSize"], 1)
                 self.assertEqual(rolling["MinInstancesInService"], 0)
 
+    def test_containers_cannot_reach_instance_credentials_through_a_hop(self):
+        for name, template in self.of_type("AWS::EC2::LaunchTemplate").items():
+            with self.subTest(name):
+                self.assertEqual(template["Properties"]["LaunchTemplateData"]["MetadataOptions"],
+                                 {"HttpTokens": "required", "HttpPutResponseHopLimit": 1})
+
+    def test_session_manager_is_optional(self):
+        self.assertEqual(self.template["Conditions"]["SessionManager"],
+                         {"Fn::Equals": [{"Ref": "EnableSessionManager"}, "true"]})
+        managed = json.dumps(self.resources["InstanceRole"]["Properties"]["ManagedPolicyArns"])
+        self.assertIn('"Fn::If": ["SessionManager"', managed)
+
+    def test_ecs_tasks_trust_is_limited_to_this_account(self):
+        for name, role in self.of_type("AWS::IAM::Role").items():
+            for statement in role["Properties"]["AssumeRolePolicyDocument"]["Statement"]:
+                if "ecs-tasks" in json.dumps(statement["Principal"]):
+                    with self.subTest(name):
+                        self.assertEqual(statement["Condition"]["StringEquals"],
+                                         {"aws:SourceAccount": {"Ref": "AWS::AccountId"}})
+
+    def test_execution_role_is_scoped_to_the_repository_and_log_group(self):
+        role = self.resources["TaskExecutionRole"]["Properties"]
+        self.assertNotIn("ManagedPolicyArns", role)
+        statements = [s for p in role["Policies"] for s in p["PolicyDocument"]["Statement"]]
+        for statement in statements:
+            actions = statement["Action"]
+            actions = [actions] if isinstance(actions, str) else actions
+            with self.subTest(actions):
+                if actions == ["ecr:GetAuthorizationToken"]:
+                    continue  # IAM knows no narrower resource for it
+                resource = json.dumps(statement["Resource"])
+                self.assertNotEqual(statement["Resource"], "*")
+                if all(a.startswith("ecr:") for a in actions):
+                    self.assertIn(":repository/${RepositoryName}", resource)
+                else:
+                    self.assertEqual(statement["Resource"], {"Fn::Sub": "${LogGroup.Arn}"})
+
     def test_no_role_may_create_log_groups(self):
         # The stack makes the group and the task definitions do not ask the driver to.
         for name, role in self.of_type("AWS::IAM::Role").items():
