@@ -140,6 +140,17 @@ class ClusterTemplate(unittest.TestCase):
                 else:
                     self.assertEqual(statement["Resource"], {"Fn::Sub": "${LogGroup.Arn}"})
 
+    def test_alarms_on_interrupted_runs_and_replica_mismatch(self):
+        alarms = self.of_type("AWS::CloudWatch::Alarm")
+        queries = {a["Properties"]["Metrics"][0]["Expression"] for a in alarms.values()}
+        self.assertEqual(queries, {
+            "SELECT MAX(Interrupted) FROM SCHEMA(cnnbench, Model)",
+            "SELECT MAX(ReplicaMismatch) FROM SCHEMA(cnnbench, Model)"})
+        for name, alarm in alarms.items():
+            with self.subTest(name):
+                self.assertEqual(alarm["Properties"]["ComparisonOperator"], "GreaterThanThreshold")
+                self.assertEqual(alarm["Properties"]["Threshold"], 0)
+
     def test_no_role_may_create_log_groups(self):
         # The stack makes the group and the task definitions do not ask the driver to.
         for name, role in self.of_type("AWS::IAM::Role").items():
