@@ -128,6 +128,10 @@ def size_node(container: dict, args: argparse.Namespace) -> None:
 
 def render(template: dict, values: dict[str, str], execution_role_arn: str | None,
            source: str, args: argparse.Namespace) -> dict:
+    """Fill a template's {{PLACEHOLDERS}}; set the execution role if given (and
+    size a Batch job's nodes from args); with args.create_log_group, add
+    awslogs-create-group to every container's awslogs options (the role the log
+    driver uses then needs logs:CreateLogGroup)."""
     taskdef = fill(template, values, source)
     if is_batch(taskdef):
         if not execution_role_arn:
@@ -139,6 +143,11 @@ def render(template: dict, values: dict[str, str], execution_role_arn: str | Non
             size_node(node_range["container"], args)
     elif execution_role_arn:
         taskdef["executionRoleArn"] = execution_role_arn
+    if getattr(args, "create_log_group", False):
+        for container in taskdef.get("containerDefinitions", []):
+            logs = container.get("logConfiguration", {})
+            if logs.get("logDriver") == "awslogs":
+                logs.setdefault("options", {})["awslogs-create-group"] = "true"
     return taskdef
 
 
@@ -170,6 +179,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--execution-role",
                         help="task execution role, ARN or name (optional on EC2, where the "
                              "instance role pulls from ECR and writes the logs)")
+    parser.add_argument("--create-log-group", action="store_true",
+                        help="let the log driver create the log group (needs logs:CreateLogGroup, "
+                             "which the standard ecsTaskExecutionRole and cluster.yml's roles "
+                             "lack; default: off, the group must exist, as cluster.yml makes it)")
     batch = parser.add_argument_group(
         "AWS Batch multi-node job definition (batch-mnp); sizes default to the template's "
         "(p4d.24xlarge: 8 GPUs, 96 vCPUs, 1 TiB, 4 EFA)")

@@ -89,6 +89,74 @@ class ClusterTemplate(unittest.TestCase):
         args = render.parse_args(["--account", "123456789012", "--region", "us-east-1"])
         self.assertEqual(self.parameters["LogGroupName"]["Default"], args.log_group)
 
+    def test_cpu_instances_carry_the_cpu_task_attribute(self):
+        def user_data(name):
+            return json.dumps(self.resources[name]["Properties"]["LaunchTemplateData"]["UserData"])
+        attribute = 'ECS_INSTANCE_ATTRIBUTES={\\"cnnbench.capacity\\":\\"cpu\\"}'
+        self.assertIn(attribute, user_data("CpuLaunchTemplate"))
+        self.assertNotIn("cnnbench.capacity", user_data("GpuLaunchTemplate"))
+
+    def test_instance_changes_replace_the_instances(self):
+        for name in ("CpuAutoScalingGroup", "GpuAutoScalingGroup"):
+            with self.subTest(name):
+                rolling = self.resources[name]["UpdatePolicy"]["AutoScalingRollingUpdate"]
+                self.assertEqual(rolling["MaxBatchSize"], 1)
+                self.assertEqual(rolling["MinInstancesInService"], 0)
+
+    def test_containers_cannot_reach_instance_credentials_through_a_hop(self):
+        for name, template in self.of_type("AWS::EC2::LaunchTemplate").items():
+            with self.subTest(name):
+                self.assertEqual(template["Properties"]["LaunchTemplateData"]["MetadataOptions"],
+                                 {"HttpTokens": "required", "HttpPutResponseHopLimit": 1})
+
+    def test_session_manager_is_optional(self):
+        self.assertEqual(self.template["Conditions"]["SessionManager"],
+                         {"Fn::Equals": [{"Ref": "EnableSessionManager"}, "true"]})
+        managed = json.dumps(self.resources["InstanceRole"]["Properties"]["ManagedPolicyArns"])
+        self.assertIn('"Fn::If": ["SessionManager"', managed)
+
+    def test_ecs_tasks_trust_is_limited_to_this_account(self):
+        for name, role in self.of_type("AWS::IAM::Role").items():
+            for statement in role["Properties"]["AssumeRolePolicyDocument"]["Statement"]:
+                if "ecs-tasks" in json.dumps(statement["Principal"]):
+                    with self.subTest(name):
+                        self.assertEqual(statement["Condition"]["StringEquals"],
+                                         {"aws:SourceAccount": {"Ref": "AWS::AccountId"}})
+
+    def test_execution_role_is_scoped_to_the_repository_and_log_group(self):
+        role = self.resources["TaskExecutionRole"]["Properties"]
+        self.assertNotIn("ManagedPolicyArns", role)
+        statements = [s for p in role["Policies"] for s in p["PolicyDocument"]["Statement"]]
+        for statement in statements:
+            actions = statement["Action"]
+            actions = [actions] if isinstance(actions, str) else actions
+            with self.subTest(actions):
+                if actions == ["ecr:GetAuthorizationToken"]:
+                    continue  # IAM knows no narrower resource for it
+                resource = json.dumps(statement["Resource"])
+                self.assertNotEqual(statement["Resource"], "*")
+                if all(a.startswith("ecr:") for a in actions):
+                    self.assertIn(":repository/${RepositoryName}", resource)
+                else:
+                    self.assertEqual(statement["Resource"], {"Fn::Sub": "${LogGroup.Arn}"})
+
+    def test_alarms_on_interrupted_runs_and_replica_mismatch(self):
+        alarms = self.of_type("AWS::CloudWatch::Alarm")
+        queries = {a["Properties"]["Metrics"][0]["Expression"] for a in alarms.values()}
+        self.assertEqual(queries, {
+            "SELECT MAX(Interrupted) FROM SCHEMA(cnnbench, Model)",
+            "SELECT MAX(ReplicaMismatch) FROM SCHEMA(cnnbench, Model)"})
+        for name, alarm in alarms.items():
+            with self.subTest(name):
+                self.assertEqual(alarm["Properties"]["ComparisonOperator"], "GreaterThanThreshold")
+                self.assertEqual(alarm["Properties"]["Threshold"], 0)
+
+    def test_no_role_may_create_log_groups(self):
+        # The stack makes the group and the task definitions do not ask the driver to.
+        for name, role in self.of_type("AWS::IAM::Role").items():
+            with self.subTest(name):
+                self.assertNotIn("logs:CreateLogGroup", json.dumps(role["Properties"]))
+
     def dashboard_widgets(self) -> list[dict]:
         body = self.resources["Dashboard"]["Properties"]["DashboardBody"]["Fn::Sub"]
         known = {"${AWS::Region}": "us-east-1", "${LogGroup}": "/ecs/cnnbench"}

@@ -129,6 +129,13 @@ class Dockerfile(unittest.TestCase):
         self.assertTrue(users)
         user = users[-1].split(":")[0]
         self.assertNotIn(user, ("root", "0"), "the image's last USER is the one it runs as")
+        # Numeric uid:gid, so that runAsNonRoot-style checks can verify it without /etc/passwd.
+        self.assertRegex(users[-1], r"^[1-9][0-9]*:[1-9][0-9]*$")
+
+    def test_ldd_check_is_not_hidden_by_a_pipe(self):
+        runs = [r for r in self.steps(self.runtime, "RUN") if "ldd " in r]
+        self.assertEqual(len(runs), 1)
+        self.assertNotRegex(runs[0], r"ldd [^&|]*\|", "a pipe ignores ldd's own exit status")
 
     def test_nvidia_driver_capabilities(self):
         env = {}

@@ -159,6 +159,20 @@ class RenderedTaskDefinitions(unittest.TestCase):
                 if name.startswith("gpu-"):
                     self.assertEqual(gpus, int(name.split("-")[1]))
 
+    def test_cpu_task_is_placed_on_cpu_instances(self):
+        # cluster.yml's CPU launch template sets this attribute; the GPU ones do not.
+        self.assertEqual(self.taskdefs["cpu"]["placementConstraints"], [
+            {"type": "memberOf", "expression": "attribute:cnnbench.capacity == cpu"}])
+
+    def test_gpu_tasks_reserve_host_cpu_per_gpu(self):
+        # 2 vCPU per GPU: fits 1-GPU xlarge instances (4 vCPU) and 8-GPU ones (64+ vCPU).
+        for name in ("gpu-1", "gpu-4", "gpu-8", "mpi-4"):
+            with self.subTest(name):
+                container = self.container(name)
+                gpus = int(next(r["value"] for r in container["resourceRequirements"]
+                                if r["type"] == "GPU"))
+                self.assertEqual(container["cpu"], 2048 * gpus)
+
     def test_cpu_task(self):
         container = self.container("cpu")
         self.assertIsNone(self.gpu_requirement("cpu"))
@@ -227,7 +241,7 @@ class RenderedTaskDefinitions(unittest.TestCase):
                 self.assertEqual(logs["logDriver"], "awslogs")
                 self.assertEqual(logs["options"], {
                     "awslogs-group": LOG_GROUP, "awslogs-region": REGION,
-                    "awslogs-stream-prefix": name, "awslogs-create-group": "true"})
+                    "awslogs-stream-prefix": name, "mode": "blocking"})
                 # Explicit rather than the program's ECS detection: the dashboard depends on it.
                 self.assertIn("--log_format=both", container["command"])
 
@@ -241,6 +255,17 @@ class RenderCommandLine(unittest.TestCase):
             self.assertNotIn("executionRoleArn", taskdef)
             self.assertEqual(list(pathlib.Path(out).iterdir()),
                              [pathlib.Path(out) / "cnnbench-gpu-1.json"])
+
+    def test_create_log_group_is_opt_in(self):
+        with tempfile.TemporaryDirectory() as out:
+            run = render("--account", ACCOUNT, "--region", REGION, "--output-dir", out,
+                         "--create-log-group", "gpu-1", "cpu")
+            self.assertEqual(run.returncode, 0, run.stderr)
+            for family in ("cnnbench-gpu-1", "cnnbench-cpu"):
+                taskdef = json.loads((pathlib.Path(out) / f"{family}.json").read_text())
+                options = taskdef["containerDefinitions"][0]["logConfiguration"]["options"]
+                self.assertEqual(options["awslogs-create-group"], "true")
+                self.assertEqual(options["mode"], "blocking")
 
     def test_china_partition_and_explicit_image(self):
         with tempfile.TemporaryDirectory() as out:
