@@ -57,6 +57,9 @@ TEST(Flags, PlanCacheAndRuntimeCompiledEngines) {
       parse({"--plan_cache=/tmp/cnnbench-plans.json", "--cudnn_runtime_compiled_engines"}).config;
   EXPECT_EQ(c.plan_cache, "/tmp/cnnbench-plans.json");
   EXPECT_TRUE(c.cudnn_runtime_compiled_engines);
+  const Config d = parse({"--check_every=50", "--verify"}).config;
+  EXPECT_EQ(d.check_every, 50);
+  EXPECT_TRUE(d.verify);
 }
 
 TEST(Flags, BothSpellingsOfValuesAndBooleans) {
@@ -177,6 +180,10 @@ TEST(Flags, EveryInvalidInputIsAUsageErrorNamingFlagAndValue) {
       {{"--plan_cache=/no/such/dir/plans.json"}, {"--plan_cache=/no/such/dir/plans.json", "/no/such/dir"}},
       {{"--plan_cache=/tmp"}, {"--plan_cache=/tmp", "is a directory"}},
       {{"--cudnn_runtime_compiled_engines=sometimes"}, {"--cudnn_runtime_compiled_engines=sometimes", "true or false"}},
+      {{"--check_every=-1"}, {"--check_every=-1"}},
+      {{"--check_every=often"}, {"--check_every=often"}},
+      {{"--verify=maybe"}, {"--verify=maybe", "true or false"}},
+      {{"--verify", "--device=cpu"}, {"--verify=true", "--device=cpu"}},
       {{"--allreduce_bucket_mb=0"}, {"--allreduce_bucket_mb=0", "greater than 0 and at most 4096"}},
       {{"--allreduce_bucket_mb=5000"}, {"--allreduce_bucket_mb=5000", "at most 4096"}},
       {{"--allreduce_bucket_mb=big"}, {"--allreduce_bucket_mb=big", "MiB"}},
